@@ -1,0 +1,42 @@
+# Makefile for shardid (PGXS)
+
+EXTENSION = shardid
+
+MODULE_big = shardid
+OBJS = src/shardid.o src/strict.o
+
+DATA = $(wildcard $(EXTENSION)--*.sql)
+
+TESTS = $(wildcard sql/*.sql)
+REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+ifdef CI
+PG_CFLAGS += -Werror
+endif
+
+EXTRA_CLEAN = results regression.diffs regression.out test/tmp
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+else
+all install installcheck:
+	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
+endif
+
+.PHONY: deps demo test
+
+# Debian packages the build, the demo and the tests need (root, apt-get)
+deps:
+	test/deps.sh
+
+demo: deps
+	$(MAKE) install
+	test/demo.sh
+
+test: deps
+	$(MAKE) install
+	test/run.sh

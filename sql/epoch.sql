@@ -1,0 +1,90 @@
+-- The shardid.epoch setting: the forms it takes, what it rejects, and who
+-- may change it.
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+
+SELECT epoch, epoch_ms FROM shardid.info();
+SHOW shardid.epoch;
+
+-- milliseconds since the Unix epoch: the 2011 function's epoch
+SET shardid.epoch = '1314220021721';
+SELECT epoch, epoch_ms FROM shardid.info();
+SELECT shardid.id_time(shardid.make_id(1387263000, 1341, 5001));
+
+-- the same moment as a timestamp with time zone
+SET shardid.epoch = '2011-08-24 21:07:01.721+00';
+SELECT epoch, epoch_ms FROM shardid.info();
+SET shardid.epoch = '2011-08-24 23:07:01.721+02';
+SELECT epoch_ms FROM shardid.info();
+SET shardid.epoch = '2011-08-24T21:07:01.721Z';
+SELECT epoch_ms FROM shardid.info();
+-- without a time zone it means UTC, whatever the session's TimeZone
+SET timezone = 'America/New_York';
+SET shardid.epoch = '2011-08-24 21:07:01.721';
+SELECT epoch_ms FROM shardid.info();
+SET timezone = 'UTC';
+-- the Unix epoch itself and the latest accepted moment
+SET shardid.epoch = '0';
+SELECT epoch, sign_bit_at, time_field_ends_at FROM shardid.info();
+SET shardid.epoch = '9999-12-31 23:59:59.999+00';
+SELECT epoch_ms FROM shardid.info();
+
+-- rejected
+SET shardid.epoch = '';
+SET shardid.epoch = 'soon';
+SET shardid.epoch = '-1';
+SET shardid.epoch = '1e12';
+SET shardid.epoch = '99999999999999999999';
+SET shardid.epoch = '253402300800000';
+SET shardid.epoch = '1969-12-31 23:59:59.999+00';
+SET shardid.epoch = '2011-08-24 21:07:01.7215+00';
+SET shardid.epoch = '2011-02-30 00:00:00+00';
+SET shardid.epoch = 'now';
+SET shardid.epoch = '12:00 today';
+SET shardid.epoch = 'infinity';
+SET shardid.epoch = 'epoch';
+-- a rejected value leaves the setting as it was
+SHOW shardid.epoch;
+
+-- decoding depends on the epoch: id_time() is STABLE, id_millis() IMMUTABLE
+RESET shardid.epoch;
+SELECT shardid.id_time(shardid.make_id(1000, 0, 0)) AS default_epoch;
+SET shardid.epoch = '1314220021721';
+SELECT shardid.id_time(shardid.make_id(1000, 0, 0)) AS epoch_2011;
+SELECT provolatile, proname FROM pg_proc
+WHERE pronamespace = 'shardid'::regnamespace ORDER BY proname, pronargs;
+RESET shardid.epoch;
+
+-- only superusers may change it: an ordinary user must not mint ids that
+-- decode wrongly
+SELECT current_user AS "ROLE_NAME" \gset
+CREATE ROLE regress_shardid_user LOGIN;
+GRANT USAGE ON SCHEMA shardid TO regress_shardid_user;
+SET ROLE regress_shardid_user;
+SET shardid.epoch = '0';
+SELECT set_config('shardid.epoch', '0', false);
+SHOW shardid.epoch;
+RESET ROLE;
+ALTER ROLE regress_shardid_user SET shardid.epoch = '0';
+SET ROLE regress_shardid_user;
+ALTER ROLE regress_shardid_user SET shardid.epoch = '1';
+RESET ROLE;
+ALTER ROLE regress_shardid_user RESET shardid.epoch;
+-- nor by setting it before the library is loaded in a new session
+\c - regress_shardid_user
+SET shardid.epoch = '1314220021721';
+SELECT shardid.id_time(0) AT TIME ZONE 'UTC' AS still_default_epoch;
+SHOW shardid.epoch;
+\c - :ROLE_NAME
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+DROP OWNED BY regress_shardid_user;
+DROP ROLE regress_shardid_user;
+
+-- the prefix is reserved: a misspelt setting is an error, not a placeholder
+SET shardid.epok = '0';
+
+-- info() tells the layout, the limits and the mode (no preload here)
+SELECT layout, max_shard, ids_per_ms_per_shard, sign_bit_at, time_field_ends_at,
+       mode, shared_memory, seeded_at
+FROM shardid.info();

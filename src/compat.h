@@ -1,0 +1,65 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  Every difference between the PostgreSQL versions shardid builds
+ *	  against (13 to 18) is bridged here, and nowhere else.
+ *
+ * src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_COMPAT_H
+#define SHARDID_COMPAT_H
+
+#include "utils/datetime.h"
+#include "utils/guc.h"
+
+#if PG_VERSION_NUM < 130000
+#error "shardid requires PostgreSQL 13 or later"
+#endif
+
+/*
+ * PG 15 split shared memory requests into their own hook; before that they
+ * were made directly from _PG_init().
+ */
+#if PG_VERSION_NUM >= 150000
+#define SHARDID_HAVE_SHMEM_REQUEST_HOOK 1
+#endif
+
+/*
+ * PG 17 added the dynamic shared memory registry, which gives an extension
+ * shared memory without shared_preload_libraries.
+ */
+#if PG_VERSION_NUM >= 170000
+#define SHARDID_HAVE_DSM_REGISTRY 1
+#include "storage/dsm_registry.h"
+#endif
+
+/* PG 15 renamed EmitWarningsOnPlaceholders() */
+#if PG_VERSION_NUM < 150000
+#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+/*
+ * A GUC check hook's "extra" is allocated with guc_malloc() from PG 16 on,
+ * with plain malloc() before.
+ */
+#if PG_VERSION_NUM < 160000
+#define guc_malloc(elevel, size) malloc(size)
+#endif
+
+/* PG 16 gave DecodeDateTime() an argument for error details */
+static inline int
+shardid_decode_datetime(char **field, int *ftype, int nf, int *dtype,
+						struct pg_tm *tm, fsec_t *fsec, int *tzp)
+{
+#if PG_VERSION_NUM >= 160000
+	DateTimeErrorExtra extra;
+
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
+#else
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
+#endif
+}
+
+#endif							/* SHARDID_COMPAT_H */
