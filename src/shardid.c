@@ -254,16 +254,20 @@ session_stamp(int32 shard, int64 seq)
 static int64
 stamp_id(int32 shard, int64 seq)
 {
+	uint64		stamp;
 	int64		ms;
 
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
-		ms = shardid_strict_stamp(shard, seq);
+		stamp = shardid_strict_stamp(shard, seq);
 	else
-		ms = session_stamp(shard, seq);
+		stamp = SHARDID_STATE(session_stamp(shard, seq),
+							  (uint64) seq & SHARDID_SEQ_MASK);
 
 	/* a clock that stepped back can leave the id's time ahead of the clock */
+	ms = SHARDID_STATE_MS(stamp);
 	check_sortable_moment(ms, "id time", false);
-	return shardid_pack(ms - shardid_epoch_ms, shard, seq);
+	return shardid_pack(ms - shardid_epoch_ms, shard,
+						(int64) (stamp & SHARDID_SEQ_MASK));
 }
 
 PG_FUNCTION_INFO_V1(shardid_next_id);

@@ -161,9 +161,10 @@ atomic_max(pg_atomic_uint64 *var, uint64 value)
 
 /*
  * Stamp one id of shard.  seq >= 0 gives the seq field; seq < 0 takes it
- * from the shard's counter.  Returns the id's millisecond (Unix based).
+ * from the shard's counter.  Returns the stamp, SHARDID_STATE(unix ms, seq
+ * field).
  */
-int64
+uint64
 shardid_strict_stamp(int32 shard, int64 seq)
 {
 	pg_atomic_uint64 *slot = &shared->slots[shard].state;
@@ -204,7 +205,7 @@ shardid_strict_stamp(int32 shard, int64 seq)
 				!behind)
 				break;
 			if (pg_atomic_compare_exchange_u64(slot, &last, next))
-				return SHARDID_STATE_MS(next);
+				return next;
 			/* another session stamped this shard meanwhile: derive again */
 		}
 

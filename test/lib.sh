@@ -8,14 +8,21 @@ set -u
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PG_BIN=$("$PG_CONFIG" --bindir)
-SHARDID_TMP=$(mktemp -d "${TMPDIR:-/tmp}/shardid.XXXXXX")
-chmod 755 "$SHARDID_TMP"
+# a script run by test/run.sh works in the runner's directory and clusters,
+# which the runner cleans up
+if [ -n "${SHARDID_TMP:-}" ]; then
+	shardid_owner=0
+else
+	shardid_owner=1
+	SHARDID_TMP=$(mktemp -d "${TMPDIR:-/tmp}/shardid.XXXXXX")
+	chmod 755 "$SHARDID_TMP"
+fi
 SHARDID_CLUSTERS=""
 # a private port per run, so parallel runs and a local server do not clash
 SHARDID_PORT_BASE=${SHARDID_PORT_BASE:-$((20000 + $$ % 20000))}
 
 if [ "$(id -u)" = 0 ]; then
-	chown postgres: "$SHARDID_TMP"
+	[ $shardid_owner = 1 ] && chown postgres: "$SHARDID_TMP"
 	as_pg() { runuser -u postgres -- "$@"; }
 else
 	as_pg() { "$@"; }
@@ -30,8 +37,10 @@ shardid_cleanup() {
 	done
 	rm -rf "$SHARDID_TMP"
 }
-trap shardid_cleanup EXIT
-trap 'exit 130' INT TERM
+if [ $shardid_owner = 1 ]; then
+	trap shardid_cleanup EXIT
+	trap 'exit 130' INT TERM
+fi
 
 # cluster_init NAME PORT [postgresql.conf lines...]
 cluster_init() {
@@ -59,7 +68,7 @@ cluster_start() {
 	local name=$1 dir="$SHARDID_TMP/$1"
 	shift
 	as_pg env "$@" "$PG_BIN/pg_ctl" -D "$dir" -l "$SHARDID_TMP/$name.log" -w -t 60 start >/dev/null ||
-		{ cat "$SHARDID_TMP/$name.log"; return 1; }
+		{ tail -20 "$SHARDID_TMP/$name.log"; return 1; }
 }
 
 # cluster_stop NAME [smart|fast|immediate]

@@ -2,10 +2,9 @@
 # test/strict, which test/run.sh runs against a running cluster (PGHOST,
 # PGPORT, PGDATABASE set).  Source it.
 set -u
-PG_BIN=$("${PG_CONFIG:-pg_config}" --bindir)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 script_failed=0
 
-q() { "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 fail() { echo "FAIL: $*"; script_failed=1; }
 # expect A = B what / expect A != B what
 expect() {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The wall clock steps back between two batches written by different
+# sessions (5 ms, then 10 s), with the server running under libfaketime:
+# no id repeats, each batch sorts after the one before, no call hangs,
+# and shardid.info() reports the step.
+. "$(dirname "$0")/../lib_script.sh"
+
+faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+[ -n "$faketime_lib" ] || { fail "libfaketime not installed (Debian package libfaketime)"; finish; }
+
+offset_file="$SHARDID_TMP/faketime.rc"
+echo "+0" >"$offset_file"
+chmod 644 "$offset_file"
+cluster_stop "$SHARDID_CLUSTER"
+cluster_start "$SHARDID_CLUSTER" LD_PRELOAD="$faketime_lib" FAKETIME_TIMESTAMP_FILE="$offset_file" \
+	FAKETIME_NO_CACHE=1 || { fail "server did not start under libfaketime"; finish; }
+
+q <<'SQL'
+CREATE SCHEMA s4;
+CREATE SEQUENCE s4.t_id_seq;
+CREATE TABLE s4.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(4, nextval('s4.t_id_seq')),
+                   batch int, at timestamptz DEFAULT clock_timestamp());
+CREATE TABLE s4.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(4), batch int);
+SQL
+
+batch() {	# batch N [OFFSET]: one session inserts 20,000 rows into each
+	# table; with OFFSET, the clock is set back by it while the batch runs
+	local start end pid
+	start=$(date +%s%3N)
+	q -c "INSERT INTO s4.t (batch) SELECT $1 FROM generate_series(1, 20000);
+	      INSERT INTO s4.u (batch) SELECT $1 FROM generate_series(1, 20000);" &
+	pid=$!
+	if [ -n "${2:-}" ]; then
+		sleep 0.1
+		echo "$2" >"$offset_file"
+	fi
+	wait $pid || fail "batch $1 failed"
+	end=$(date +%s%3N)
+	echo "batch $1: $((end - start)) ms"
+	expect_le $((end - start)) 5000 "batch $1 duration (ms)"
+}
+
+behind() { q -c "SELECT clock_behind_calls FROM shardid.info()"; }
+
+batch 1
+batch 2 -0.005		# 5 ms back, in the middle of a batch
+behind_5ms=$(behind)
+echo "ids stamped while the clock was 5 ms behind: $behind_5ms"
+expect_ge "$behind_5ms" 1 "clock_behind_calls after a 5 ms step"
+echo "-10" >"$offset_file"		# 10 s back, between two sessions
+batch 3
+step=$(q -c "SELECT extract(epoch FROM at) FROM s4.t WHERE batch = 3 LIMIT 1")
+before=$(q -c "SELECT extract(epoch FROM max(at)) FROM s4.t WHERE batch = 2")
+echo "server clock of batch 3 minus batch 2: $(q -c "SELECT round(($step - $before)::numeric, 3)") s"
+
+for table in s4.t s4.u; do
+	read -r rows distinct <<<"$(q -F' ' -c "SELECT count(*), count(DISTINCT id) FROM $table")"
+	expect "$rows" = 60000 "$table rows"
+	expect "$distinct" = 60000 "$table distinct ids"
+	for b in 2 3; do
+		after=$(q -c "SELECT (SELECT min(id) FROM $table WHERE batch = $b) >
+		                     (SELECT max(id) FROM $table WHERE batch = $((b - 1)))")
+		expect "$after" = t "$table: batch $b sorts after batch $((b - 1))"
+	done
+done
+read -r behind step_ms <<<"$(q -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms FROM shardid.info()")"
+echo "info(): clock_behind_calls=$behind max_clock_step_back_ms=$step_ms"
+expect_ge "$behind" 1 "clock_behind_calls"
+expect_ge "$step_ms" 9000 "max_clock_step_back_ms"
+
+echo "+0" >"$offset_file"
+cluster_stop "$SHARDID_CLUSTER" immediate
+cluster_start "$SHARDID_CLUSTER"
+finish

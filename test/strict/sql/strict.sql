@@ -1,0 +1,62 @@
+-- Strict mode: shardid in shared_preload_libraries, one stamping state per
+-- shard shared by every session of the server.
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+
+SELECT mode, shared_memory, max_lead_ms,
+       seeded_at IS NOT NULL AS seeded,
+       seeded_at <= clock_timestamp() + interval '1 s' * max_lead_ms AS seed_within_lead
+FROM shardid.info();
+
+-- ids of a shard increase in the order they are stamped, whatever seqs
+-- arrive: here the same seq again and again, which strict mode serves by
+-- moving to the next millisecond without waiting
+SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
+       bool_and(id > prev) AS increasing,
+       bool_and(shardid.id_seq(id) = 42) AS seq_kept
+FROM (SELECT id, lag(id) OVER (ORDER BY i) AS prev
+      FROM (SELECT i, shardid.next_id(9, 42) AS id
+            FROM generate_series(1, 3000) i) s) x;
+
+-- seqs from two sequences and from the shard counter, interleaved
+CREATE SEQUENCE sa;
+CREATE SEQUENCE sb;
+SELECT count(*) AS ids, count(DISTINCT v) AS distinct_ids,
+       bool_and(v > prev) AS increasing
+FROM (SELECT v, lag(v) OVER (ORDER BY g, k) AS prev
+      FROM generate_series(1, 20000) g,
+           LATERAL (VALUES (1, shardid.next_id(7, nextval('sa') + 0 * g)),
+                           (2, shardid.next_id(7, nextval('sb') + 0 * g)),
+                           (3, shardid.next_id(7 + 0 * g))) x(k, v)) y;
+DROP SEQUENCE sa, sb;
+
+-- the sequence-free form: a counter in shared memory fills the seq field
+SELECT shardid.id_shard(id) AS shard, abs(extract(epoch FROM shardid.id_time(id) - clock_timestamp())) < 2 AS time_is_now
+FROM (SELECT shardid.next_id(11) AS id) s;
+CREATE SCHEMA s12;
+CREATE TABLE s12.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(12), v int);
+INSERT INTO s12.t (v) SELECT g FROM generate_series(1, 200000) g;
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
+       bool_and(shardid.id_shard(id) = 12) AS all_shard_12
+FROM s12.t;
+SELECT max(n) <= 1024 AS within_ceiling
+FROM (SELECT count(*) AS n FROM s12.t GROUP BY shardid.id_millis(id)) c;
+SELECT bool_and(id > prev) AS increasing
+FROM (SELECT id, lag(id) OVER (ORDER BY v) AS prev FROM s12.t) x;
+DROP SCHEMA s12 CASCADE;
+
+-- bad input is rejected as in session mode
+SELECT shardid.next_id(8192);
+SELECT shardid.next_id(-1);
+SELECT shardid.next_id(5, -1);
+SELECT shardid.next_id(NULL) IS NULL AS null_in_null_out;
+
+-- the clock checks hold here too
+SET shardid.epoch = '2999-01-01 00:00:00+00';
+SELECT shardid.next_id(5);
+SET shardid.epoch = '0';
+SELECT shardid.next_id(5, 1);
+RESET shardid.epoch;
+
+-- shardid.max_lead_ms is set in postgresql.conf, not per session
+SET shardid.max_lead_ms = 10;
