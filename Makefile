@@ -27,7 +27,7 @@ all install installcheck:
 	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
 endif
 
-.PHONY: deps demo test
+.PHONY: deps demo test bench
 
 # Debian packages the build, the demo and the tests need (root, apt-get)
 deps:
@@ -40,3 +40,7 @@ demo: deps
 test: deps
 	$(MAKE) install
 	test/run.sh
+
+bench: deps
+	$(MAKE) install
+	test/bench/strict.sh
