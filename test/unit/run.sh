@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test/unit/run.sh: shardid's pure core outside the server.
+#   1. the unit test, built with -fsanitize=address,undefined;
+#   2. the libFuzzer target (clang), for FUZZ_SECONDS (default 60).
+# Exits non-zero on any failure.  test/run.sh runs it as one test.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+out=$(mktemp -d "${TMPDIR:-/tmp}/shardid-unit.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+status=0
+
+echo "unit test (gcc, address and undefined behaviour sanitizers)"
+gcc -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-o "$out/core_test" test/unit/core_test.c || exit 1
+"$out/core_test" || status=1
+
+clang=$(command -v clang-14 || command -v clang)
+if [ -z "$clang" ]; then
+	echo "fuzzing: clang not found (Debian packages clang-14 libclang-rt-14-dev)"
+	exit 1
+fi
+echo "fuzzing for ${FUZZ_SECONDS:-60} s ($clang, libFuzzer, address and undefined behaviour sanitizers)"
+"$clang" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-o "$out/fuzz_core" test/unit/fuzz_core.c || exit 1
+mkdir -p "$out/corpus"
+(cd "$out" && ./fuzz_core -max_total_time="${FUZZ_SECONDS:-60}" -max_len=4096 -print_final_stats=1 corpus \
+	>fuzz.log 2>&1)
+fuzz_status=$?
+grep -E "^(stat::number_of_executed_units|stat::new_units_added|#[0-9]+ +DONE)" "$out/fuzz.log"
+if [ $fuzz_status != 0 ]; then
+	tail -40 "$out/fuzz.log"
+	status=1
+fi
+exit $status
