@@ -59,7 +59,6 @@ RESET shardid.epoch;
 -- decode wrongly
 SELECT current_user AS "ROLE_NAME" \gset
 CREATE ROLE regress_shardid_user LOGIN;
-GRANT USAGE ON SCHEMA shardid TO regress_shardid_user;
 SET ROLE regress_shardid_user;
 SET shardid.epoch = '0';
 SELECT set_config('shardid.epoch', '0', false);

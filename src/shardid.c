@@ -45,7 +45,11 @@ int64		shardid_epoch_ms;
 int			shardid_max_lead_ms = 1000;
 static char *shardid_epoch_string = NULL;
 
-/* per-session guard: one window per shard, allocated on first use */
+/*
+ * Per-session guard: one window per shard, allocated on first use in a
+ * memory context of its own, so pg_backend_memory_contexts shows its size.
+ */
+static MemoryContext session_context = NULL;
 static ShardidWindow **session_windows = NULL;
 static ShardidCounters session_counters;
 
@@ -217,12 +221,17 @@ session_stamp(int32 shard, int64 seq)
 	ShardidWindow *w;
 
 	if (unlikely(session_windows == NULL))
-		session_windows = MemoryContextAllocZero(TopMemoryContext,
+	{
+		session_context = AllocSetContextCreate(TopMemoryContext,
+												"shardid session guard",
+												ALLOCSET_SMALL_SIZES);
+		session_windows = MemoryContextAllocZero(session_context,
 												 sizeof(ShardidWindow *) * SHARDID_NSHARDS);
+	}
 	w = session_windows[shard];
 	if (unlikely(w == NULL))
 	{
-		w = MemoryContextAlloc(TopMemoryContext, sizeof(ShardidWindow));
+		w = MemoryContextAlloc(session_context, sizeof(ShardidWindow));
 		shardid_window_init(w);
 		session_windows[shard] = w;
 	}
