@@ -6,6 +6,7 @@ MODULE_big = shardid
 OBJS = src/shardid.o src/strict.o
 
 DATA = $(wildcard $(EXTENSION)--*.sql)
+SCRIPTS = src/shardid-move
 
 TESTS = $(wildcard sql/*.sql)
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -14,6 +15,11 @@ REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 ifdef CI
 PG_CFLAGS += -Werror
+endif
+# make SANITIZE=1: undefined-behaviour sanitizer build, for test/sanitize.sh
+ifdef SANITIZE
+PG_CFLAGS += -O1 -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SHLIB_LINK += -fsanitize=undefined
 endif
 
 EXTRA_CLEAN = results regression.diffs regression.out test/tmp
@@ -41,6 +47,7 @@ test: deps
 	$(MAKE) install
 	test/run.sh
 
-bench: deps
+bench:
+	test/deps.sh bench
 	$(MAKE) install
-	test/bench/strict.sh
+	test/bench/bench.sh

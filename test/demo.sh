@@ -21,36 +21,29 @@ run() {	# show a statement and its result, as psql would
 "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL' || exit 1
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
--- four logical shards: shard_0000 .. shard_0003, the same tables in each,
--- every id DEFAULT naming its own shard and its own sequence
-DO $$
-BEGIN
-    FOR shard IN 0..3 LOOP
-        EXECUTE format($f$
-            CREATE SCHEMA %1$I;
-            CREATE SEQUENCE %1$I.users_id_seq;
-            CREATE TABLE %1$I.users (
-                id      bigint PRIMARY KEY DEFAULT shardid.next_id(%2$s, nextval('%1$I.users_id_seq')),
-                user_id bigint NOT NULL,
-                name    text NOT NULL);
-            CREATE SEQUENCE %1$I.photos_id_seq;
-            CREATE TABLE %1$I.photos (
-                id      bigint PRIMARY KEY DEFAULT shardid.next_id(%2$s, nextval('%1$I.photos_id_seq')),
-                user_id bigint NOT NULL,
-                caption text);
-        $f$, format('shard_%s', lpad(shard::text, 4, '0')), shard);
-    END LOOP;
-END $$;
+ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00';
+SELECT pg_reload_conf();
+-- the tables, designed once in a template schema
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.users (id bigint PRIMARY KEY, user_id bigint NOT NULL UNIQUE, name text NOT NULL);
+CREATE TABLE app_template.photos (
+    id      bigint PRIMARY KEY,
+    user_id bigint NOT NULL REFERENCES app_template.users (user_id),
+    caption text);
+SQL
+run "SELECT * FROM shardid.create_shards('app_template', ARRAY[0, 1, 2, 3])"
+run "SELECT * FROM shardid.shards ORDER BY shard"
+"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL' || exit 1
 -- the application routes each user to logical shard user_id % 4
 DO $$
 DECLARE
     u record;
 BEGIN
     FOR u IN SELECT * FROM (VALUES (31341, 'ada'), (4242, 'grace'), (7, 'edsger'), (1002, 'barbara')) v(user_id, name) LOOP
-        EXECUTE format('INSERT INTO shard_%s.users (user_id, name) VALUES ($1, $2)', lpad((u.user_id % 4)::text, 4, '0'))
+        EXECUTE format('INSERT INTO %I.users (user_id, name) VALUES ($1, $2)', shardid.shard_schema(u.user_id % 4))
             USING u.user_id, u.name;
-        EXECUTE format('INSERT INTO shard_%s.photos (user_id, caption) SELECT $1, $2 || '' photo '' || g FROM generate_series(1, 3) g',
-                       lpad((u.user_id % 4)::text, 4, '0'))
+        EXECUTE format('INSERT INTO %I.photos (user_id, caption) SELECT $1, $2 || '' photo '' || g FROM generate_series(1, 3) g',
+                       shardid.shard_schema(u.user_id % 4))
             USING u.user_id, u.name;
     END LOOP;
 END $$;
@@ -61,7 +54,13 @@ SQL
 run "SELECT u.user_id, u.name, u.id, d.* FROM (SELECT * FROM shard_0000.users UNION ALL SELECT * FROM shard_0001.users UNION ALL SELECT * FROM shard_0002.users UNION ALL SELECT * FROM shard_0003.users) u, shardid.decode(u.id) d ORDER BY u.id"
 run "SELECT p.id, p.caption, shardid.id_time(p.id), shardid.id_shard(p.id), shardid.id_seq(p.id) FROM shard_0001.photos p ORDER BY p.id LIMIT 5"
 run "SELECT count(*) AS photos, count(DISTINCT id) AS distinct_ids, min(shardid.id_time(id)) AS first, max(shardid.id_time(id)) AS last FROM shard_0001.photos"
-run "SELECT format('shard_%s', lpad(shardid.id_shard(id)::text, 4, '0')) AS schema_of_this_id FROM (VALUES ((SELECT max(id) FROM shard_0002.photos))) v(id)"
+# routing: the application keeps a map of logical shard -> server (here all
+# four live on this one server; in production, a few shards per server)
+"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -c "CREATE TABLE shard_map (shard int PRIMARY KEY, server text NOT NULL);
+    INSERT INTO shard_map SELECT s, format('db%s.example.internal', s % 2 + 1) FROM generate_series(0, 3) s" || exit 1
+run "SELECT u.user_id, u.user_id % 4 AS shard, m.server, shardid.shard_schema(u.user_id % 4) AS schema FROM (VALUES (31341), (4242)) u(user_id) JOIN shard_map m ON m.shard = u.user_id % 4"
+run "SELECT p.id, shardid.id_shard(p.id) AS shard, m.server, shardid.id_schema(p.id) AS schema FROM (SELECT max(id) AS id FROM shard_0002.photos) p JOIN shard_map m ON m.shard = shardid.id_shard(p.id)"
+run "SELECT * FROM shardid.doctor()"
 run "EXPLAIN (COSTS OFF) SELECT count(*) FROM shard_0001.photos WHERE id >= shardid.min_id(now() - interval '1 minute')"
 run "SELECT count(*) AS photos_of_the_last_minute FROM shard_0001.photos WHERE id >= shardid.min_id(now() - interval '1 minute')"
 run "SELECT epoch, sign_bit_at, mode, shared_memory, max_lead_ms FROM shardid.info()"

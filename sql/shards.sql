@@ -1,0 +1,91 @@
+-- Logical shards: provisioning from a template, the catalog of shards,
+-- lookups, and the doctor with each problem planted.
+SET client_min_messages = warning;
+
+-- a template designed once: ids, a foreign key, an index, a check
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.users (
+    id    bigint PRIMARY KEY,
+    email text NOT NULL UNIQUE,
+    CHECK (email LIKE '%@%')
+);
+CREATE TABLE app_template.photos (
+    id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id bigint NOT NULL REFERENCES app_template.users (id) ON DELETE CASCADE,
+    caption text
+);
+CREATE INDEX ON app_template.photos (user_id);
+CREATE TABLE app_template.settings (key text PRIMARY KEY, value text);
+
+SELECT * FROM shardid.create_shards('app_template', ARRAY[1, 2, 42]);
+-- every DEFAULT names its shard and its own CACHE 1 sequence
+SELECT schema_name, table_name, column_name, shard, default_expr, sequence_name
+FROM shardid.id_defaults ORDER BY 1, 2;
+SELECT seqrelid::regclass, seqcache FROM pg_sequence
+WHERE seqrelid::regclass::text LIKE 'shard\_%' ORDER BY 1;
+-- indexes, constraints and the foreign key came along, inside the shard
+SELECT conrelid::regclass, contype, pg_get_constraintdef(oid)
+FROM pg_constraint WHERE connamespace = 'shard_0042'::regnamespace ORDER BY 1, 2, 3;
+SELECT indexrelid::regclass FROM pg_index
+WHERE indrelid = 'shard_0042.photos'::regclass ORDER BY 1;
+
+-- it works: rows land in their shard
+INSERT INTO shard_0042.users (email) VALUES ('ada@example.org') RETURNING shardid.id_shard(id);
+INSERT INTO shard_0042.photos (user_id, caption)
+SELECT id, 'first' FROM shard_0042.users RETURNING shardid.id_shard(id);
+-- the foreign key points into the shard's own users table
+INSERT INTO shard_0002.photos (user_id, caption) VALUES (1, 'orphan');
+
+-- re-running skips what exists and adds only what is missing
+DROP TABLE shard_0002.settings;
+SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3]);
+
+-- options: other prefix and width, no sequence (strict mode only)
+SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);
+SELECT default_expr FROM shardid.id_defaults WHERE schema_name = 's8191' ORDER BY table_name;
+
+-- the shards of this database, derived from the catalogs
+SELECT * FROM shardid.shards ORDER BY shard;
+SELECT shardid.shard_schema(42), shardid.shard_schema(7) IS NULL AS not_here;
+SELECT shardid.id_schema(id) FROM shard_0042.users;
+SELECT shardid.id_schema(shardid.make_id(0, 1, 0)), shardid.id_schema(NULL) IS NULL AS null_in;
+
+-- bad input
+SELECT * FROM shardid.create_shards('no_such_schema', ARRAY[1]);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[8192]);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[-1]);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[NULL]::int[]);
+SELECT * FROM shardid.create_shards(NULL, ARRAY[4]);
+SELECT * FROM shardid.create_shards('app_template', NULL);
+SELECT * FROM shardid.create_shards('app_template', '{}');
+SELECT * FROM shardid.create_shards('app_template', ARRAY[4], digits => 0);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[4], prefix => '');
+CREATE SCHEMA empty_template;
+SELECT * FROM shardid.create_shards('empty_template', ARRAY[4]);
+-- a shard schema used as the template would overwrite itself
+SELECT * FROM shardid.create_shards('shard_0001', ARRAY[1]);
+DROP SCHEMA empty_template;
+
+-- the doctor: the epoch is left at its default here, and strict mode is off
+SELECT * FROM shardid.doctor();
+DROP SCHEMA s8191 CASCADE;
+SET shardid.epoch = '2026-01-01 00:00:00+00';
+-- a healthy database: no rows
+SELECT * FROM shardid.doctor();
+
+-- plant each problem
+ALTER SEQUENCE shard_0001.users_id_seq CACHE 20;
+CREATE SCHEMA shard_dup;
+CREATE SEQUENCE shard_dup.t_id_seq;
+CREATE TABLE shard_dup.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(2, nextval('shard_dup.t_id_seq')));
+ALTER TABLE shard_0042.settings ADD COLUMN id bigint DEFAULT shardid.next_id(41, nextval('shard_0042.users_id_seq'));
+INSERT INTO shard_0003.users (id, email) VALUES (shardid.make_id(5, 99, 1), 'stray@example.org');
+CREATE SCHEMA shard_bad;
+CREATE TABLE shard_bad.t (id bigint DEFAULT shardid.next_id(9000, 1), v int);
+CREATE TABLE shard_bad.u (id bigint DEFAULT shardid.next_id(length(current_user), 1), v int);
+SELECT * FROM shardid.doctor();
+-- without reading rows, the stray row goes unseen
+SELECT problem, object FROM shardid.doctor(scan_rows => false);
+
+RESET shardid.epoch;
+DROP SCHEMA shard_0001, shard_0002, shard_0003, shard_0042, shard_dup, shard_bad, app_template CASCADE;
