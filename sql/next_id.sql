@@ -50,12 +50,11 @@ FROM generate_series(1, 5000) g,
      LATERAL (VALUES (shardid.next_id(7, nextval('sa') + 0 * g)),
                      (shardid.next_id(7, nextval('sb') + 0 * g))) x(v);
 -- nor does the same seq passed again and again: each call after the first
--- finds seq 42 taken in its millisecond and waits for the next one
-SELECT clock_waits AS waits_before FROM shardid.info() \gset
+-- finds seq 42 taken in its millisecond and moves to the next one
 SELECT count(DISTINCT id) AS distinct_ids,
        count(DISTINCT shardid.id_millis(id)) AS distinct_ms
 FROM (SELECT shardid.next_id(9, 42) AS id FROM generate_series(1, 30)) x;
-SELECT clock_waits - :waits_before >= 29 AS waited, clock_behind_calls FROM shardid.info();
+SELECT clock_behind_calls FROM shardid.info();
 -- seq values of any size
 SELECT shardid.id_seq(shardid.next_id(9, 9223372036854775807));
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # test/deps.sh: install the Debian packages that building, the demo, the
-# tests and the benchmarks need.  Does nothing when they are all present.
+# tests need; `test/deps.sh bench` adds what the benchmark needs.  Does
+# nothing when they are all present.
 set -eu
 
 PG_MAJOR=${PG_MAJOR:-15}
 packages="make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR
-	postgresql-client-$PG_MAJOR libfaketime util-linux"
+	postgresql-client-$PG_MAJOR libfaketime util-linux clang-14 libclang-rt-14-dev
+	valgrind"
+[ "${1:-}" = bench ] && packages="$packages gnuplot-nox"
 
 missing=""
 for p in $packages; do

@@ -17,7 +17,6 @@ else
 	SHARDID_TMP=$(mktemp -d "${TMPDIR:-/tmp}/shardid.XXXXXX")
 	chmod 755 "$SHARDID_TMP"
 fi
-SHARDID_CLUSTERS=""
 # a private port per run, so parallel runs and a local server do not clash
 SHARDID_PORT_BASE=${SHARDID_PORT_BASE:-$((20000 + $$ % 20000))}
 
@@ -28,12 +27,12 @@ else
 	as_pg() { "$@"; }
 fi
 
+# stop every cluster under the directory, also those a test script started
 shardid_cleanup() {
-	local name
-	for name in $SHARDID_CLUSTERS; do
-		if [ -f "$SHARDID_TMP/$name/postmaster.pid" ]; then
-			as_pg "$PG_BIN/pg_ctl" -D "$SHARDID_TMP/$name" -m immediate stop >/dev/null 2>&1
-		fi
+	local pidfile
+	for pidfile in "$SHARDID_TMP"/*/postmaster.pid; do
+		[ -f "$pidfile" ] || continue
+		as_pg "$PG_BIN/pg_ctl" -D "$(dirname "$pidfile")" -m immediate stop >/dev/null 2>&1
 	done
 	rm -rf "$SHARDID_TMP"
 }
@@ -60,7 +59,6 @@ cluster_init() {
 		local line
 		for line in "$@"; do echo "$line"; done
 	} | as_pg tee -a "$dir/postgresql.conf" >/dev/null
-	SHARDID_CLUSTERS="$SHARDID_CLUSTERS $name"
 }
 
 # cluster_start NAME [env assignments for the server...]

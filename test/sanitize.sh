@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# test/sanitize.sh: the pg_regress suites (session and strict mode) under
+# two checkers, each on a throwaway server:
+#   1. undefined behaviour: shardid built with -fsanitize=undefined (its
+#      runtime comes in with the library), any "runtime error" fails;
+#   2. memory errors: the server run under valgrind memcheck, any error
+#      whose stack passes through shardid.so fails.
+# (AddressSanitizer cannot be used: preloading its runtime into Debian's
+# postgres deadlocks in glibc's bindtextdomain() before main() gets going.)
+# The regular build is installed again at the end.
+cd "$(dirname "$0")/.." || exit 1
+. test/lib.sh
+
+PG_REGRESS="$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress"
+status=0
+restore_build() { make -s clean && make -s PG_CONFIG="$PG_CONFIG" install >/dev/null; }
+trap 'restore_build; shardid_cleanup' EXIT
+
+run_suite() {	# run_suite LABEL INPUTDIR
+	local tests out="$SHARDID_TMP/out-$1"
+	tests=$(cd "$2/sql" && ls *.sql | sed 's/\.sql$//')
+	mkdir -p "$out"
+	if ! "$PG_REGRESS" --inputdir="$2" --outputdir="$out" --bindir="$PG_BIN" \
+		--load-extension=shardid --dbname=shardid_check $tests >"$out/log" 2>&1; then
+		cat "$out/log" "$out/regression.diffs" 2>/dev/null | head -60
+		status=1
+	fi
+	echo "$1: $(grep -cE "^(test .* ok|ok )" "$out/log") of $(echo $tests | wc -w) pg_regress tests passed"
+}
+
+# both suites on a server started with the given wrapper and settings
+suites() {	# suites NAME PORT [server env...]
+	local name=$1 port=$2
+	shift 2
+	cluster_init "$name" "$port" || return 1
+	use_cluster "$port"
+	cluster_start "$name" "$@" || return 1
+	run_suite "$name/session" .
+	cluster_stop "$name"
+	cluster_conf "$name" "shared_preload_libraries = 'shardid'"
+	cluster_start "$name" "$@" || return 1
+	run_suite "$name/strict" test/strict
+	cluster_stop "$name"
+}
+
+echo "-- undefined behaviour sanitizer"
+make -s clean && make -s SANITIZE=1 PG_CONFIG="$PG_CONFIG" install >/dev/null || exit 1
+suites ubsan $((SHARDID_PORT_BASE + 7)) UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" || status=1
+if grep -q "runtime error:" "$SHARDID_TMP/ubsan.log"; then
+	grep -A12 "runtime error:" "$SHARDID_TMP/ubsan.log" | head -60
+	status=1
+else
+	echo "ubsan: no reports"
+fi
+
+echo "-- valgrind memcheck"
+restore_build
+command -v valgrind >/dev/null || { echo "valgrind not installed (Debian package valgrind)"; exit 1; }
+mkdir -p "$SHARDID_TMP/vglogs" && chmod 777 "$SHARDID_TMP/vglogs"
+# started directly (pg_ctl would find the real binary), stopped by pg_ctl
+vg_start() {	# vg_start NAME
+	local dir="$SHARDID_TMP/$1" i
+	as_pg sh -c "exec valgrind --quiet --trace-children=yes --error-limit=no --num-callers=30 \
+		--log-file=$SHARDID_TMP/vglogs/%p.log $PG_BIN/postgres -D $dir >>$SHARDID_TMP/$1.log 2>&1" &
+	for i in $(seq 1 120); do
+		"$PG_BIN/pg_isready" -q -h "$SHARDID_TMP" -p "$PGPORT" && return 0
+		sleep 1
+	done
+	echo "the server under valgrind did not start"; tail -20 "$SHARDID_TMP/$1.log"
+	return 1
+}
+port=$((SHARDID_PORT_BASE + 8))
+cluster_init vg "$port" || exit 1
+use_cluster "$port"
+if vg_start vg; then
+	run_suite valgrind/session .
+	cluster_stop vg
+	cluster_conf vg "shared_preload_libraries = 'shardid'"
+	vg_start vg && run_suite valgrind/strict test/strict
+	cluster_stop vg
+else
+	status=1
+fi
+# our frames: by source file (built with -g) or by object
+ours_re='\((shardid\.c|strict\.c|shardid_core\.h|compat\.h):[0-9]+\)|shardid\.so'
+ours=$(grep -lE "$ours_re" "$SHARDID_TMP"/vglogs/*.log 2>/dev/null)
+if [ -n "$ours" ]; then
+	echo "valgrind reports through shardid.so:"
+	grep -B3 -A25 -E "$ours_re" $ours | head -80
+	status=1
+else
+	echo "valgrind: no reports through shardid ($(ls "$SHARDID_TMP"/vglogs | wc -l) processes checked, $(cat "$SHARDID_TMP"/vglogs/*.log | grep -c "^==[0-9]*== [A-Z]") reports elsewhere in the server)"
+fi
+exit $status
