@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# test/bench/bench.sh: shardid next to the id schemes users would otherwise
+# pick, measured side by side in one run on throwaway clusters (make bench).
+#
+# A benchmark, not a test: it prints figures and writes them to
+# test/bench/results.md and test/bench/results.png; its exit status never
+# depends on them.  Contenders alternate within each repetition, and the
+# tables give the median, min and max of REPS runs and ratios to bigserial.
+#
+#   REPS=3 ROWS=2000000 INSERT_ROWS=1000000 PGBENCH_SECONDS=2 test/bench/bench.sh
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib.sh
+
+REPS=${REPS:-3}
+ROWS=${ROWS:-2000000}
+INSERT_ROWS=${INSERT_ROWS:-1000000}
+PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
+CALLGRIND_CALLS=${CALLGRIND_CALLS:-100000}
+OUT=${OUT:-test/bench}
+work="$SHARDID_TMP/work"
+mkdir -p "$work"
+port=$SHARDID_PORT_BASE
+
+cluster_init bench "$port" "shared_preload_libraries = 'shardid'" "synchronous_commit = off" || exit 1
+cluster_start bench || exit 1
+use_cluster "$port"
+
+# ---------------------------------------------------------------- helpers
+ms() {	# ms SQL: wall time of one statement in ms ("failed" on an error)
+	local out
+	out=$("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -c '\timing on' -c "$1" 2>"$work/err") ||
+		{ echo failed; return; }
+	echo "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p'
+}
+stats() {	# stats "v1 v2 ...": median min max (numbers only)
+	echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g |
+		awk '{a[NR]=$1} END {if (NR == 0) print "- - -"; else print a[int((NR+1)/2)], a[1], a[NR]}'
+}
+failures() { echo "$1" | tr ' ' '\n' | grep -c failed; }
+f1() { awk -v x="$1" 'BEGIN {if (x == "-") print "-"; else printf "%.1f", x}'; }
+f0() { awk -v x="$1" 'BEGIN {if (x == "-") print "-"; else printf "%.0f", x}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b}'; }
+report() { echo "$*" | tee -a "$work/results.md"; }
+
+# ------------------------------------------------------------- contenders
+q >/dev/null <<'SQL'
+CREATE EXTENSION shardid;
+CREATE SCHEMA bench;
+CREATE SEQUENCE bench.loop_seq;
+CREATE SEQUENCE bench.s5_seq;
+CREATE SEQUENCE bench.t2011_seq;
+-- the 2011 PL/pgSQL function, as described in the original write-up: the
+-- shard id written in as a constant, the 2011 epoch, seq % 1024
+CREATE FUNCTION bench.next_id_2011(OUT result bigint) AS $$
+DECLARE
+    our_epoch bigint := 1314220021721;
+    seq_id bigint;
+    now_millis bigint;
+    shard_id int := 5;
+BEGIN
+    SELECT nextval('bench.t2011_seq') % 1024 INTO seq_id;
+    SELECT FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) INTO now_millis;
+    result := (now_millis - our_epoch) << 23;
+    result := result | (shard_id << 10);
+    result := result | (seq_id);
+END;
+$$ LANGUAGE plpgsql;
+-- a UUIDv7 in SQL, as users write it before PostgreSQL 18's uuidv7()
+CREATE FUNCTION bench.uuid_v7() RETURNS uuid AS $$
+    SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+                  PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+                  FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$$ LANGUAGE sql VOLATILE;
+SQL
+# the 2011 packing without any guard, at the speed of an inlined SQL
+# function over make_id(): what a plain C port does
+q >/dev/null <<SQL
+CREATE FUNCTION bench.naive_id(seq bigint) RETURNS bigint AS \$\$
+    SELECT shardid.make_id(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+                           - $(q -c "SELECT epoch_ms FROM shardid.info()"), 5, seq)
+\$\$ LANGUAGE sql VOLATILE;
+SQL
+
+names="bigserial next_id_seq next_id_free plpgsql_2011 gen_random_uuid uuidv7_sql"
+declare -A label=(
+	[bigserial]="bigserial (nextval)"
+	[next_id_seq]="shardid.next_id(shard, nextval(seq))"
+	[next_id_free]="shardid.next_id(shard)"
+	[plpgsql_2011]="2011 PL/pgSQL next_id()"
+	[gen_random_uuid]="gen_random_uuid()"
+	[uuidv7_sql]="UUIDv7 in SQL"
+)
+declare -A coltype=(
+	[bigserial]="bigserial PRIMARY KEY"
+	[next_id_seq]="bigint PRIMARY KEY DEFAULT shardid.next_id(5, nextval('bench.s5_seq'))"
+	[next_id_free]="bigint PRIMARY KEY DEFAULT shardid.next_id(6)"
+	[plpgsql_2011]="bigint PRIMARY KEY DEFAULT bench.next_id_2011()"
+	[gen_random_uuid]="uuid PRIMARY KEY DEFAULT gen_random_uuid()"
+	[uuidv7_sql]="uuid PRIMARY KEY DEFAULT bench.uuid_v7()"
+)
+
+: >"$work/results.md"
+report "# shardid benchmark results"
+report ""
+report "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(free -g | awk '/^Mem/ {print $2}') GiB; $("$PG_BIN/postgres" --version); \`make bench\` (REPS=$REPS)."
+report "Medians of $REPS runs with min and max; ratios are to bigserial. The machine is shared: read ratios, not absolute times."
+report ""
+
+# ------------------------------------------------ 1. per-call cost, tight loop
+# Below the ceiling: the shardid calls go round 64 shards, each shard with
+# consecutive seqs (n / 64), so no shard needs more than 1024 ids in a ms and
+# the figure is the cost of a call, not the layout's ceiling.
+src="FROM (SELECT nextval('bench.loop_seq') AS n FROM generate_series(1, $ROWS)) x"
+declare -A loopsql=(
+	[loop]="SELECT count(i) FROM generate_series(1, $ROWS) i"
+	[loop64]="SELECT count((i % 64)::int) FROM generate_series(1, $ROWS) i"
+	[bigserial]="SELECT count((n % 64)::int + n / 64) $src"
+	[next_id_seq]="SELECT count(shardid.next_id((n % 64)::int, n / 64)) $src"
+	[next_id_free]="SELECT count(shardid.next_id((i % 64)::int)) FROM generate_series(1, $ROWS) i"
+	[plpgsql_2011]="SELECT count(bench.next_id_2011()) FROM generate_series(1, $ROWS) i"
+	[gen_random_uuid]="SELECT count(gen_random_uuid()) FROM generate_series(1, $ROWS) i"
+	[uuidv7_sql]="SELECT count(bench.uuid_v7()) FROM generate_series(1, $ROWS) i"
+)
+declare -A base=([bigserial]=loop [next_id_seq]=loop [next_id_free]=loop64 [plpgsql_2011]=loop
+	[gen_random_uuid]=loop [uuidv7_sql]=loop)
+declare -A t
+echo "1. per call ..." >&2
+for r in $(seq "$REPS"); do
+	for c in loop loop64 $names; do
+		v=$(ms "${loopsql[$c]}")
+		# net ns per call against the loop run just before, same repetition
+		if [ "$c" = loop ] || [ "$c" = loop64 ]; then
+			t[$c.last]=$v
+		else
+			t[$c]="${t[$c]:-} $(awk -v m="$v" -v l="${t[${base[$c]}.last]}" -v n="$ROWS" 'BEGIN {printf "%.1f", (m - l) * 1e6 / n}')"
+		fi
+	done
+done
+read -r bmed _ _ <<<"$(stats "${t[bigserial]}")"
+report "## 1. Cost per call"
+report ""
+report "\`SELECT count(expr) FROM generate_series(1, $ROWS)\`, ns per call net of the same loop without the call."
+report ""
+report "| contender | median ns | min | max | vs bigserial |"
+report "| --- | ---: | ---: | ---: | ---: |"
+: >"$work/percall.dat"
+for c in $names; do
+	read -r med lo hi <<<"$(stats "${t[$c]}")"
+	report "| ${label[$c]} | $(f0 "$med") | $(f0 "$lo") | $(f0 "$hi") | $(ratio "$med" "$bmed")x |"
+	echo "\"${label[$c]}\" $med" >>"$work/percall.dat"
+done
+read -r smed _ _ <<<"$(stats "${t[next_id_seq]}")"
+read -r fmed _ _ <<<"$(stats "${t[next_id_free]}")"
+read -r pmed _ _ <<<"$(stats "${t[plpgsql_2011]}")"
+report ""
+report "- next_id + nextval over nextval alone (total per call, loop included): $(ratio "$(awk -v s="$smed" -v l="${t[loop.last]}" -v n="$ROWS" 'BEGIN {print s + l * 1e6 / n}')" "$(awk -v s="$bmed" -v l="${t[loop.last]}" -v n="$ROWS" 'BEGIN {print s + l * 1e6 / n}')")x"
+report "- the 2011 PL/pgSQL function over next_id + nextval: $(ratio "$pmed" "$smed")x"
+report "- nextval alone over the sequence-free next_id(shard): $(ratio "$bmed" "$fmed")x"
+report ""
+
+# --------------------------------------- 2. INSERT of INSERT_ROWS, index size
+echo "2. INSERT ..." >&2
+declare -A ins size
+for r in $(seq "$REPS"); do
+	for kind in logged unlogged; do
+		for c in $names; do
+			u=""; [ $kind = unlogged ] && u=UNLOGGED
+			q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench.ins;
+			      CREATE $u TABLE bench.ins (id ${coltype[$c]}, v int); CHECKPOINT"
+			ins[$kind.$c]="${ins[$kind.$c]:-} $(ms "INSERT INTO bench.ins (v) SELECT g FROM generate_series(1, $INSERT_ROWS) g")"
+			size[$c]=$(q -c "SELECT pg_relation_size('bench.ins_pkey')")
+		done
+	done
+done
+q -c "DROP TABLE bench.ins"
+report "## 2. INSERT of $INSERT_ROWS rows"
+report ""
+report "\`INSERT INTO t (v) SELECT g FROM generate_series(1, $INSERT_ROWS) g\` into a table whose primary key defaults to the contender."
+report ""
+report "| contender | logged ms (min-max) | vs bigserial | unlogged ms (min-max) | vs bigserial | primary key size | failed runs |"
+report "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+read -r blog _ _ <<<"$(stats "${ins[logged.bigserial]}")"
+read -r bunl _ _ <<<"$(stats "${ins[unlogged.bigserial]}")"
+: >"$work/insert.dat"
+for c in $names; do
+	read -r lm ll lh <<<"$(stats "${ins[logged.$c]}")"
+	read -r um ul uh <<<"$(stats "${ins[unlogged.$c]}")"
+	nf=$(($(failures "${ins[logged.$c]}") + $(failures "${ins[unlogged.$c]}")))
+	report "| ${label[$c]} | $(f0 "$lm") ($(f0 "$ll")-$(f0 "$lh")) | $(ratio "$lm" "$blog")x | $(f0 "$um") ($(f0 "$ul")-$(f0 "$uh")) | $(ratio "$um" "$bunl")x | $((${size[$c]} / 1048576)) MiB | $nf |"
+	echo "\"${label[$c]}\" $(ratio "$lm" "$blog") $(ratio "$um" "$bunl")" >>"$work/insert.dat"
+done
+report ""
+
+# --------------------------- 3. pgbench single-row INSERT, 1 and 8 shard tables
+echo "3. pgbench ..." >&2
+pg_names="bigserial next_id_seq next_id_free plpgsql_2011"
+for c in $pg_names; do
+	for s in 0 1 2 3 4 5 6 7; do
+		case $c in
+		bigserial) col="bigserial PRIMARY KEY" ;;
+		next_id_seq) col="bigint PRIMARY KEY DEFAULT shardid.next_id($s, nextval('bench.pb_${c}_${s}_seq'))" ;;
+		next_id_free) col="bigint PRIMARY KEY DEFAULT shardid.next_id($s)" ;;
+		plpgsql_2011) col="bigint PRIMARY KEY DEFAULT bench.next_id_2011()" ;;
+		esac
+		q -c "CREATE SEQUENCE bench.pb_${c}_${s}_seq; CREATE TABLE bench.pb_${c}_${s} (id $col, v int)"
+	done
+	echo "INSERT INTO bench.pb_${c}_0 (v) VALUES (1);" >"$work/pb_${c}_1.sql"
+	printf '\\set s random(0, 7)\nINSERT INTO bench.pb_%s_:s (v) VALUES (1);\n' "$c" >"$work/pb_${c}_8.sql"
+done
+declare -A tps dup
+for r in $(seq "$REPS"); do
+	for tables in 1 8; do
+		for clients in 1 2 4 8; do
+			for c in $pg_names; do
+				"$PG_BIN/pgbench" -n -c "$clients" -j "$(( clients < 2 ? 1 : 2 ))" -T "$PGBENCH_SECONDS" \
+					-f "$work/pb_${c}_${tables}.sql" >"$work/pb.log" 2>&1
+				tps[$tables.$clients.$c]="${tps[$tables.$clients.$c]:-} $(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$work/pb.log")"
+				dup[$c]=$(( ${dup[$c]:-0} + $(grep -c "duplicate key" "$work/pb.log") ))
+			done
+		done
+	done
+done
+report "## 3. pgbench: single-row INSERT throughput"
+report ""
+report "\`INSERT INTO t (v) VALUES (1)\`, ${PGBENCH_SECONDS} s per run, transactions per second (median of $REPS); one shard table, or 8 shard tables picked at random."
+report ""
+report "| tables | clients | $(for c in $pg_names; do printf '%s | ' "${label[$c]}"; done)"
+report "| --- | ---: |$(for c in $pg_names; do printf ' ---: |'; done)"
+: >"$work/pgbench.dat"
+for tables in 1 8; do
+	for clients in 1 2 4 8; do
+		row="| $tables | $clients |"
+		dat="$tables $clients"
+		for c in $pg_names; do
+			read -r m _ _ <<<"$(stats "${tps[$tables.$clients.$c]}")"
+			row="$row $(f0 "$m") |"
+			dat="$dat $m"
+		done
+		report "$row"
+		echo "$dat" >>"$work/pgbench.dat"
+	done
+done
+report ""
+report "Duplicate-key errors over all pgbench runs: $(for c in $pg_names; do printf '%s %s; ' "${label[$c]}" "${dup[$c]}"; done)"
+report ""
+
+# ------------------------------- 4. one session, one shard, against the ceiling
+echo "4. ceiling ..." >&2
+declare -A idsql=(
+	[next_id_seq]="shardid.next_id(5, nextval('bench.s5_seq'))"
+	[next_id_free]="shardid.next_id(5)"
+	[naive_port]="bench.naive_id(nextval('bench.s5_seq'))"
+	[plpgsql_2011]="bench.next_id_2011()"
+)
+label[naive_port]="2011 packing at SQL speed, no guard"
+c_names="next_id_seq next_id_free naive_port plpgsql_2011"
+declare -A rate dups
+for r in $(seq "$REPS"); do
+	for c in $c_names; do
+		v=$(ms "SELECT count(${idsql[$c]}) FROM generate_series(1, $ROWS)")
+		rate[$c]="${rate[$c]:-} $(awk -v m="$v" -v n="$ROWS" 'BEGIN {printf "%.0f", n / (m / 1000)}')"
+		# the same run again, its ids kept, to count duplicates
+		q -c "DROP TABLE IF EXISTS bench.ids" \
+			-c "CREATE UNLOGGED TABLE bench.ids AS SELECT ${idsql[$c]} AS id FROM generate_series(1, $ROWS)"
+		dups[$c]="${dups[$c]:-} $(q -c "SELECT count(*) - count(DISTINCT id) FROM bench.ids")"
+	done
+done
+q -c "DROP TABLE IF EXISTS bench.ids"
+report "## 4. One session, one shard, against the layout's ceiling"
+report ""
+report "Rate from \`SELECT count(expr) FROM generate_series(1, $ROWS)\`; after each timed run the same statement runs again into \`CREATE UNLOGGED TABLE ids AS ...\` and its duplicate ids are counted. The layout holds 1,024,000 ids/s per shard; shardid.max_lead_ms = $(q -c "SHOW shardid.max_lead_ms")."
+report ""
+report "| contender | ids/s (median) | of the ceiling | duplicate ids per run |"
+report "| --- | ---: | ---: | --- |"
+for c in $c_names; do
+	read -r m _ _ <<<"$(stats "${rate[$c]}")"
+	report "| ${label[$c]} | $(f0 "$m") | $(awk -v m="$m" 'BEGIN {printf "%.1f%%", 100 * m / 1024000}') | $(echo ${dups[$c]}) |"
+done
+report ""
+
+# what shardid.max_lead_ms buys: the one-shard rate by setting
+report "### By shardid.max_lead_ms"
+report ""
+report "One session, one shard, \`SELECT count(shardid.next_id(5, nextval(seq))) FROM generate_series(1, $ROWS)\`, median of $REPS."
+report ""
+report "| max_lead_ms | ids/s | of the ceiling | lead waits |"
+report "| ---: | ---: | ---: | ---: |"
+for lead in 0 10 100 1000; do
+	q -c "ALTER SYSTEM SET shardid.max_lead_ms = $lead" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
+	w0=$(q -c "SELECT clock_waits FROM shardid.info()")
+	runs=""
+	for r in $(seq "$REPS"); do
+		v=$(ms "SELECT count(${idsql[next_id_seq]}) FROM generate_series(1, $ROWS)")
+		runs="$runs $(awk -v m="$v" -v n="$ROWS" 'BEGIN {printf "%.0f", n / (m / 1000)}')"
+	done
+	read -r m _ _ <<<"$(stats "$runs")"
+	report "| $lead | $(f0 "$m") | $(awk -v m="$m" 'BEGIN {printf "%.1f%%", 100 * m / 1024000}') | $(( $(q -c "SELECT clock_waits FROM shardid.info()") - w0 )) |"
+done
+q -c "ALTER SYSTEM RESET shardid.max_lead_ms" -c "SELECT pg_reload_conf()" >/dev/null
+report ""
+
+# ------------------------------------------------------------------ 5. memory
+shm=$(q -c "SELECT size FROM pg_shmem_allocations WHERE name = 'shardid'")
+cluster_stop bench
+# session mode (no preload) for the per-session guard's memory
+sed -i "s/^shared_preload_libraries = 'shardid'/#&/" "$SHARDID_TMP/bench/postgresql.conf"
+cluster_start bench
+guard() {	# guard SHARDS: bytes of the session guard after stamping SHARDS shards
+	q -c "SELECT count(shardid.next_id((i % $1)::int, i)) FROM generate_series(0, 9999) i" \
+		-c "SELECT total_bytes FROM pg_backend_memory_contexts WHERE name = 'shardid session guard'" | tail -1
+}
+g1=$(guard 1)
+g64=$(guard 64)
+g8192=$(guard 8192)
+session_rate=$(ms "SELECT count(shardid.next_id(5, nextval('bench.s5_seq'))) FROM generate_series(1, $ROWS)")
+cluster_stop bench
+report "## 5. Memory"
+report ""
+report "- strict mode, shared memory: $shm bytes ($(awk -v b="$shm" 'BEGIN {printf "%.0f", b / 1024}') KiB: 8192 shards x 64-byte slots and counters), requested once at server start."
+report "- session mode, per backend that calls next_id(): $g1 bytes after stamping 1 shard, $g64 after 64 shards, $g8192 after all 8192: a 64 KiB table of per-shard windows plus $(( (g8192 - g1) / 8191 )) bytes per shard used (a 136-byte window and its allocation overhead), in memory context \"shardid session guard\"."
+report "- session mode, one session on one shard: $(awk -v m="$session_rate" -v n="$ROWS" 'BEGIN {printf "%.0f ids/s (%.1f%% of the ceiling; it waits for the clock rather than stamp ahead of it)", n / (m / 1000), 100 * n / (m / 1000) / 1024000}')."
+report ""
+
+# --------------------------------------------------- 6. instructions per call
+echo "6. callgrind ..." >&2
+sed -i "s/^#\(shared_preload_libraries = 'shardid'\)/\1/" "$SHARDID_TMP/bench/postgresql.conf"
+cg() {	# cg NAME SQL: instructions per call of the functions of interest
+	(cd "$work" && echo "$2" | as_pg valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" \
+		"$PG_BIN/postgres" --single -D "$SHARDID_TMP/bench" postgres >/dev/null 2>&1)
+	callgrind_annotate --inclusive=yes --threshold=100 "$work/cg.$1" 2>/dev/null >"$work/cg.$1.txt"
+}
+chmod 777 "$work"
+n=$CALLGRIND_CALLS
+cg seq "SELECT count(shardid.next_id((n % 64)::int, n / 64)) FROM (SELECT nextval('bench.loop_seq') AS n FROM generate_series(1, $n)) x"
+cg free "SELECT count(shardid.next_id((i % 64)::int)) FROM generate_series(1, $n) i"
+cg plpgsql "SELECT count(bench.next_id_2011()) FROM generate_series(1, $n) i"
+per() {	# per FILE SYMBOL: inclusive instructions per call
+	awk -v s="$2" -v n="$n" '$0 ~ s {gsub(",", "", $1); printf "%.0f", $1 / n; exit}' "$work/cg.$1.txt"
+}
+report "## 6. Instructions per call (valgrind --tool=callgrind)"
+report ""
+report "Single-user backend, $n calls, inclusive instruction counts divided by the number of calls. Instruction counts repeat from run to run, unlike times on a shared machine."
+report ""
+report "| function | instructions per call |"
+report "| --- | ---: |"
+report "| shardid.next_id(shard, seq), strict mode | $(per seq ':shardid_next_id \[') |"
+report "| &nbsp;&nbsp;of which the clock (GetCurrentTimestamp) | $(per seq ':GetCurrentTimestamp \[') |"
+report "| &nbsp;&nbsp;of which shared-state stamping (shardid_strict_stamp) | $(per seq ':shardid_strict_stamp \[') |"
+report "| shardid.next_id(shard), strict mode | $(per free ':shardid_next_id_counter \[') |"
+report "| nextval() (what bigserial calls) | $(per seq ':nextval_oid \[') |"
+report "| 2011 PL/pgSQL next_id() (its nextval included) | $(per plpgsql ':plpgsql_call_handler \[') |"
+report ""
+i_seq=$(per seq ':shardid_next_id \[')
+i_free=$(per free ':shardid_next_id_counter \[')
+i_nv=$(per seq ':nextval_oid \[')
+i_pl=$(per plpgsql ':plpgsql_call_handler \[')
+report "- next_id(shard, nextval()) over nextval() alone: $(ratio $((i_seq + i_nv)) "$i_nv")x"
+report "- 2011 PL/pgSQL next_id() over next_id(shard, nextval()): $(ratio "$i_pl" $((i_seq + i_nv)))x; over next_id(shard): $(ratio "$i_pl" "$i_free")x; what PL/pgSQL adds to nextval() over what shardid adds: $(ratio $((i_pl - i_nv)) "$i_seq")x"
+report "- nextval() over next_id(shard): $(ratio "$i_nv" "$i_free")x"
+report ""
+
+cp "$work/results.md" "$OUT/results.md"
+
+# -------------------------------------------------------------------- plot
+if command -v gnuplot >/dev/null; then
+	gnuplot <<EOF
+set terminal pngcairo size 1100,460 font "DejaVu Sans,10" noenhanced
+set output "$OUT/results.png"
+set bmargin 9
+set multiplot layout 1,2 title "shardid vs the alternatives ($(date -u +%Y-%m-%d), $(nproc) cores, PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'))"
+set style data histograms
+set style fill solid 0.8 border -1
+set boxwidth 0.8
+set grid ytics
+set xtics rotate by -30 scale 0 font ",9"
+set key off
+set title "ns per call, net of the loop, log scale (lower is better)"
+set logscale y
+set yrange [10:*]
+plot "$work/percall.dat" using 2:xtic(1) linecolor rgb "#3572a5"
+unset logscale y
+set yrange [0:*]
+set key top left
+set title "INSERT of $INSERT_ROWS rows, time vs bigserial (lower is better)"
+plot "$work/insert.dat" using 2:xtic(1) title "logged" linecolor rgb "#3572a5", \
+     "" using 3 title "unlogged" linecolor rgb "#e39b3a", 1 with lines dashtype 2 linecolor rgb "black" notitle
+unset multiplot
+EOF
+fi
+echo
+cat "$OUT/results.md"
