@@ -40,6 +40,16 @@ INSERT INTO shard_0002.photos (user_id, caption) VALUES (1, 'orphan');
 DROP TABLE shard_0002.settings;
 SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3]);
 
+-- many shards: one transaction per shard
+CALL shardid.provision_shards('app_template', ARRAY[60, 61, 62]);
+CALL shardid.provision_shards('app_template', ARRAY[61, 63]);
+SELECT count(*) FROM shardid.shards WHERE shard BETWEEN 60 AND 63;
+BEGIN;
+CALL shardid.provision_shards('app_template', ARRAY[64]);
+ROLLBACK;
+CALL shardid.provision_shards('app_template', NULL);
+DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063 CASCADE;
+
 -- options: other prefix and width, no sequence (strict mode only)
 SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);
 SELECT default_expr FROM shardid.id_defaults WHERE schema_name = 's8191' ORDER BY table_name;

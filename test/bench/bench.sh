@@ -300,7 +300,33 @@ done
 q -c "ALTER SYSTEM RESET shardid.max_lead_ms" -c "SELECT pg_reload_conf()" >/dev/null
 report ""
 
-# ------------------------------------------------------------------ 5. memory
+# -------------------------------------------- provisioning 2000 logical shards
+echo "provisioning ..." >&2
+q >/dev/null <<'SQL'
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.users (id bigint PRIMARY KEY, user_id bigint NOT NULL UNIQUE, name text);
+CREATE TABLE app_template.photos (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES app_template.users (user_id),
+                                  caption text, created_at timestamptz DEFAULT now());
+CREATE INDEX ON app_template.photos (user_id);
+CREATE TABLE app_template.likes (id bigint PRIMARY KEY, photo_id bigint NOT NULL, user_id bigint NOT NULL);
+SQL
+prov=$(ms "CALL shardid.provision_shards('app_template', ARRAY(SELECT generate_series(0, 1999)))")
+rerun=$(ms "CALL shardid.provision_shards('app_template', ARRAY(SELECT generate_series(0, 1999)))")
+view=$(ms "SELECT count(*) FROM shardid.shards")
+doctor=$(ms "SELECT count(*) FROM shardid.doctor()")
+report "## 5. Provisioning logical shards"
+report ""
+report "\`CALL shardid.provision_shards()\` of 2000 shards from a template of 3 tables (5 indexes, a foreign key): 2000 schemas, 6000 tables, 6000 sequences, one transaction per shard."
+report ""
+report "| step | ms |"
+report "| --- | ---: |"
+report "| create 2000 shards x 3 tables | $(f0 "$prov") |"
+report "| run it again (everything exists) | $(f0 "$rerun") |"
+report "| \`SELECT count(*) FROM shardid.shards\` | $(f0 "$view") |"
+report "| \`shardid.doctor()\` over 6000 tables (empty) | $(f0 "$doctor") |"
+report ""
+
+# ------------------------------------------------------------------ 6. memory
 shm=$(q -c "SELECT size FROM pg_shmem_allocations WHERE name = 'shardid'")
 cluster_stop bench
 # session mode (no preload) for the per-session guard's memory
@@ -315,15 +341,15 @@ g64=$(guard 64)
 g8192=$(guard 8192)
 session_rate=$(ms "SELECT count(shardid.next_id(5, nextval('bench.s5_seq'))) FROM generate_series(1, $ROWS)")
 cluster_stop bench
-report "## 5. Memory"
+report "## 6. Memory"
 report ""
 report "- strict mode, shared memory: $shm bytes ($(awk -v b="$shm" 'BEGIN {printf "%.0f", b / 1024}') KiB: 8192 shards x 64-byte slots and counters), requested once at server start."
 report "- session mode, per backend that calls next_id(): $g1 bytes after stamping 1 shard, $g64 after 64 shards, $g8192 after all 8192: a 64 KiB table of per-shard windows plus $(( (g8192 - g1) / 8191 )) bytes per shard used (a 136-byte window and its allocation overhead), in memory context \"shardid session guard\"."
 report "- session mode, one session on one shard: $(awk -v m="$session_rate" -v n="$ROWS" 'BEGIN {printf "%.0f ids/s (%.1f%% of the ceiling; it waits for the clock rather than stamp ahead of it)", n / (m / 1000), 100 * n / (m / 1000) / 1024000}')."
 report ""
 
-# --------------------------------------------------- 6. instructions per call
-echo "6. callgrind ..." >&2
+# --------------------------------------------------- 7. instructions per call
+echo "7. callgrind ..." >&2
 sed -i "s/^#\(shared_preload_libraries = 'shardid'\)/\1/" "$SHARDID_TMP/bench/postgresql.conf"
 cg() {	# cg NAME SQL: instructions per call of the functions of interest
 	(cd "$work" && echo "$2" | as_pg valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" \
@@ -338,7 +364,7 @@ cg plpgsql "SELECT count(bench.next_id_2011()) FROM generate_series(1, $n) i"
 per() {	# per FILE SYMBOL: inclusive instructions per call
 	awk -v s="$2" -v n="$n" '$0 ~ s {gsub(",", "", $1); printf "%.0f", $1 / n; exit}' "$work/cg.$1.txt"
 }
-report "## 6. Instructions per call (valgrind --tool=callgrind)"
+report "## 7. Instructions per call (valgrind --tool=callgrind)"
 report ""
 report "Single-user backend, $n calls, inclusive instruction counts divided by the number of calls. Instruction counts repeat from run to run, unlike times on a shared machine."
 report ""
