@@ -33,7 +33,7 @@ all install installcheck:
 	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
 endif
 
-.PHONY: deps demo test bench
+.PHONY: deps demo test bench unit sanitize
 
 # Debian packages the build, the demo and the tests need (root, apt-get)
 deps:
@@ -51,3 +51,10 @@ bench:
 	test/deps.sh bench
 	$(MAKE) install
 	test/bench/bench.sh
+
+# parts of `make test` on their own
+unit: deps
+	test/unit/run.sh
+
+sanitize: deps
+	test/sanitize.sh
