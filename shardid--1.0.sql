@@ -366,6 +366,28 @@ $$ LANGUAGE plpgsql;
 COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
 'create_shards() for many shards, committing after each shard; CALL it outside a transaction block';
 
+-- the same for a range of shards (CALL takes no subquery to build an array)
+CREATE PROCEDURE provision_shards(template name,
+                                  first_shard integer,
+                                  last_shard integer,
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT true,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    shards integer[] := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+BEGIN
+    CALL shardid.provision_shards(template, shards, prefix, digits, id_column, use_sequence,
+                                  tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
+'create_shards() for shards first_shard to last_shard, committing after each shard';
+
 -- One row per problem with the logical shards of this database.
 CREATE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)

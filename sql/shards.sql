@@ -43,12 +43,14 @@ SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3]);
 -- many shards: one transaction per shard
 CALL shardid.provision_shards('app_template', ARRAY[60, 61, 62]);
 CALL shardid.provision_shards('app_template', ARRAY[61, 63]);
-SELECT count(*) FROM shardid.shards WHERE shard BETWEEN 60 AND 63;
+CALL shardid.provision_shards('app_template', 62, 64);
+SELECT count(*) FROM shardid.shards WHERE shard BETWEEN 60 AND 64;
 BEGIN;
-CALL shardid.provision_shards('app_template', ARRAY[64]);
+CALL shardid.provision_shards('app_template', ARRAY[65]);
 ROLLBACK;
 CALL shardid.provision_shards('app_template', NULL);
-DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063 CASCADE;
+CALL shardid.provision_shards('app_template', 8191, 8192);
+DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063, shard_0064, shard_8191 CASCADE;
 
 -- options: other prefix and width, no sequence (strict mode only)
 SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);

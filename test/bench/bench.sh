@@ -38,7 +38,7 @@ stats() {	# stats "v1 v2 ...": median min max (numbers only)
 }
 failures() { echo "$1" | tr ' ' '\n' | grep -c failed; }
 f1() { awk -v x="$1" 'BEGIN {if (x == "-") print "-"; else printf "%.1f", x}'; }
-f0() { awk -v x="$1" 'BEGIN {if (x == "-") print "-"; else printf "%.0f", x}'; }
+f0() { awk -v x="$1" 'BEGIN {if (x == "-" || x == "failed" || x == "") print (x == "" ? "-" : x); else printf "%.0f", x}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b}'; }
 report() { echo "$*" | tee -a "$work/results.md"; }
 
@@ -310,8 +310,8 @@ CREATE TABLE app_template.photos (id bigint PRIMARY KEY, user_id bigint NOT NULL
 CREATE INDEX ON app_template.photos (user_id);
 CREATE TABLE app_template.likes (id bigint PRIMARY KEY, photo_id bigint NOT NULL, user_id bigint NOT NULL);
 SQL
-prov=$(ms "CALL shardid.provision_shards('app_template', ARRAY(SELECT generate_series(0, 1999)))")
-rerun=$(ms "CALL shardid.provision_shards('app_template', ARRAY(SELECT generate_series(0, 1999)))")
+prov=$(ms "CALL shardid.provision_shards('app_template', 0, 1999)")
+rerun=$(ms "CALL shardid.provision_shards('app_template', 0, 1999)")
 view=$(ms "SELECT count(*) FROM shardid.shards")
 doctor=$(ms "SELECT count(*) FROM shardid.doctor()")
 report "## 5. Provisioning logical shards"
