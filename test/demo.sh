@@ -18,7 +18,7 @@ run() {	# show a statement and its result, as psql would
 	"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off -c "$1" || exit 1
 }
 
-"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL' || exit 1
+"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || exit 1
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
 ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00';
