@@ -88,3 +88,52 @@ use_cluster() {
 q() {
 	"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"
 }
+
+# the pg_regress of the server PG_CONFIG names (PGXS installs it there)
+PG_REGRESS="$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress"
+
+# regress_run INPUTDIR OUTDIR [DBNAME]: the pg_regress suite in
+# INPUTDIR/sql and INPUTDIR/expected against the cluster libpq points at
+# (use_cluster), with shardid created in DBNAME (shardid_regression).
+# Writes one line per test, "ok NAME" or "FAILED NAME", to OUTDIR/outcome,
+# plus "FAILED (suite)" when pg_regress failed outside any one test; prints
+# pg_regress's output and the diffs when anything failed, and returns
+# non-zero then.
+regress_run() {
+	local dir=$1 out=$2 db=${3:-shardid_regression} tests t status
+	tests=$(cd "$dir/sql" && ls *.sql | sed 's/\.sql$//')
+	mkdir -p "$out"
+	"$PG_REGRESS" --inputdir="$dir" --outputdir="$out" --bindir="$PG_BIN" \
+		--load-extension=shardid --dbname="$db" $tests >"$out/log" 2>&1
+	status=$?
+	: >"$out/outcome"
+	for t in $tests; do
+		# "test NAME ... ok" (PG < 16) or "ok N - NAME" (PG 16+)
+		if grep -Eq "^(test +$t +\.\.\. +ok|ok +[0-9]+ +- +$t( |$))" "$out/log"; then
+			echo "ok $t" >>"$out/outcome"
+		else
+			echo "FAILED $t" >>"$out/outcome"
+		fi
+	done
+	if [ $status != 0 ] && ! grep -q "^FAILED" "$out/outcome"; then
+		echo "FAILED (suite)" >>"$out/outcome"
+	fi
+	if grep -q "^FAILED" "$out/outcome"; then
+		cat "$out/log"
+		[ -f "$out/regression.diffs" ] && cat "$out/regression.diffs"
+		return 1
+	fi
+	return 0
+}
+
+# server_mode: how shardid stamps on the cluster libpq points at, which
+# decides the suites to run there: "strict" (preloaded), "strict-dsm" (not
+# preloaded, PG 17+: shared memory from the registry) or "session" (not
+# preloaded, PG < 17).  Asks the server without loading shardid.
+server_mode() {
+	q -d postgres -c "SELECT CASE
+		WHEN 'shardid' = ANY (string_to_array(replace(current_setting('shared_preload_libraries'), ' ', ''), ','))
+			THEN 'strict'
+		WHEN current_setting('server_version_num')::int >= 170000 THEN 'strict-dsm'
+		ELSE 'session' END"
+}

@@ -1,30 +1,40 @@
 #!/usr/bin/env bash
-# test/run.sh: shardid's whole test suite on throwaway clusters.
+# test/run.sh: shardid's whole test suite on throwaway clusters of the server
+# PG_CONFIG names (default: pg_config on PATH).
 #
 #   0. the pure core outside the server: unit test and fuzzing (test/unit);
-#   1. a server without shardid preloaded (session mode): the pg_regress
-#      suite in sql/ and expected/, then the scripts in test/session/;
+#   1. a server without shardid preloaded: the pg_regress suite in sql/ and
+#      expected/, then the mode's own suite: on PostgreSQL < 17 session mode
+#      (test/session/sql), on 17+ strict mode through the shared memory
+#      registry (test/strict/sql); then the scripts of the UNPRELOADED dirs;
 #   2. the same server restarted with shared_preload_libraries = 'shardid'
-#      (strict mode): the pg_regress suite in test/strict/, then the scripts
-#      in test/strict/*.sh;
-#   3. logical shards on three servers: 64 shards, 8 writers, one shard
-#      moved offline and one online (test/cluster/move.sh);
-#   4. both pg_regress suites again with the undefined-behaviour sanitizer
-#      and with the server under valgrind memcheck (test/sanitize.sh).
+#      (strict mode): test/strict/sql, then the scripts of the PRELOADED dirs;
+#   3. the scripts of the OWN_SERVERS dirs, each starting its own servers
+#      (logical shards on three servers and shard moves, failover);
+#   4. both modes' pg_regress suites again with the undefined-behaviour
+#      sanitizer and with the server under valgrind (test/sanitize.sh).
 #
-# Run it through `make test`, which installs what is missing and builds and
-# installs the extension first.  It ends with "N passed, N failed, N
-# skipped" and exits non-zero when anything failed.  SHARDID_TESTS=pattern
-# runs only the scripts whose name matches; FUZZ_SECONDS sets the fuzzing
-# time (default 60).  A script that exits 77 is skipped (it says why).
+# Run it through `make test`, which builds and installs the extension first
+# (`make test PG_CONFIG=/path/to/pg_config` for another server).  It ends
+# with "N passed, N failed, N skipped" and exits non-zero when anything
+# failed.  SHARDID_TESTS=pattern runs only the parts whose name matches
+# (names as printed: regress/strict/epoch, strict/pgbench.sh, unit/core,
+# sanitize); SHARDID_SKIP="pattern ..." leaves out the parts that match any
+# pattern; FUZZ_SECONDS sets the fuzzing time (default 60).  A script that
+# exits 77 is skipped (it says why).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
-PG_REGRESS="$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress"
+# Scripts (*.sh) by the server they need; adding a directory is one word here.
+UNPRELOADED="test/session"	# on the shared server, shardid not preloaded
+PRELOADED="test/strict"		# on the shared server, shardid preloaded
+OWN_SERVERS="test/cluster test/failover"	# each starts and stops its own
+
 passed=0
 failed=0
 skipped=0
 failures=""
+started=$(date +%s)
 
 record() {	# record NAME STATUS
 	if [ "$2" = 0 ]; then
@@ -40,35 +50,32 @@ record() {	# record NAME STATUS
 	fi
 }
 
-# regress_suite LABEL INPUTDIR: each pg_regress test counts once
-regress_suite() {
-	local label=$1 dir=$2 out="$SHARDID_TMP/regress-$1" tests t status
-	tests=$(cd "$dir/sql" && ls *.sql | sed 's/\.sql$//')
-	mkdir -p "$out"
-	"$PG_REGRESS" --inputdir="$dir" --outputdir="$out" --bindir="$PG_BIN" \
-		--load-extension=shardid --dbname=shardid_regression $tests >"$out/log" 2>&1
-	status=$?
-	# "test NAME ... FAILED" (PG < 16) or "not ok N - NAME" (PG 16+)
-	for t in $tests; do
-		if grep -Eq "^(test +$t +\.\.\. +FAILED|not ok +[0-9]+ +- +$t( |$))" "$out/log"; then
-			record "regress/$label/$t" 1
-		else
-			record "regress/$label/$t" 0
-		fi
+selected() {	# selected NAME: chosen by SHARDID_TESTS, not left out by SHARDID_SKIP
+	local p
+	for p in ${SHARDID_SKIP:-}; do
+		case "$1" in *$p*) return 1 ;; esac
 	done
-	if [ $status != 0 ]; then
-		cat "$out/log"
-		[ -f "$out/regression.diffs" ] && cat "$out/regression.diffs"
-		# a failure pg_regress did not pin on one test
-		grep -Eq "^(test .*FAILED|not ok)" "$out/log" || record "regress/$label" 1
-	fi
+	case "$1" in *${SHARDID_TESTS:-}*) return 0 ;; esac
+	return 1
 }
 
-# scripts DIR: each script runs in a fresh database
+# regress_suite LABEL INPUTDIR: each pg_regress test counts once
+regress_suite() {
+	local label=$1 dir=$2 out="$SHARDID_TMP/regress-$1-${2//\//_}" t any=0
+	for t in "$dir"/sql/*.sql; do
+		[ -e "$t" ] && selected "regress/$label/$(basename "$t" .sql)" && any=1
+	done
+	[ $any = 1 ] || return 0
+	regress_run "$dir" "$out"
+	while read -r status t; do
+		[ "$status" = ok ] && record "regress/$label/$t" 0 || record "regress/$label/$t" 1
+	done <"$out/outcome"
+}
+
+# scripts DIR...: each script runs in a fresh database of the shared server
 scripts() {
 	local s name
-	for s in "$1"/*.sh; do
-		[ -e "$s" ] || continue
+	for s in $(for d in "$@"; do ls "$d"/*.sh 2>/dev/null; done); do
 		name=${s#test/}
 		selected "$name" || continue
 		q -c "CREATE DATABASE shardid_script" >/dev/null
@@ -80,8 +87,19 @@ scripts() {
 	done
 }
 
-selected() { case "$1" in *${SHARDID_TESTS:-}*) return 0 ;; esac; return 1; }
+# own_server_scripts DIR...: each script starts, checks and removes its own servers
+own_server_scripts() {
+	local s name
+	for s in $(for d in "$@"; do ls "$d"/*.sh 2>/dev/null; done); do
+		name=${s#test/}
+		selected "$name" || continue
+		echo "--- $name"
+		SHARDID_TMP="" bash "$s"
+		record "$name" $?
+	done
+}
 
+echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') ($PG_CONFIG)"
 if selected unit/core; then
 	echo "== the pure core (test/unit)"
 	bash test/unit/run.sh
@@ -93,25 +111,28 @@ cluster_init main "$port" || exit 1
 use_cluster "$port"
 export SHARDID_TMP SHARDID_CLUSTER=main
 
-echo "== session mode (shardid not preloaded)"
 cluster_start main || exit 1
-regress_suite session .
-scripts test/session
+mode=$(server_mode)
+echo "== shardid not preloaded ($mode mode)"
+regress_suite "$mode" .
+if [ "$mode" = session ]; then
+	regress_suite session test/session
+else
+	regress_suite "$mode" test/strict
+fi
+scripts $UNPRELOADED
 
-echo "== strict mode (shared_preload_libraries = 'shardid')"
 cluster_stop main
 cluster_conf main "shared_preload_libraries = 'shardid'"
 cluster_start main || exit 1
-[ -d test/strict/sql ] && regress_suite strict test/strict
-scripts test/strict
-
+mode=$(server_mode)
+echo "== shared_preload_libraries = 'shardid' ($mode mode)"
+regress_suite "$mode" test/strict
+scripts $PRELOADED
 cluster_stop main
 
-if selected cluster/move; then
-	echo "== logical shards on three servers (test/cluster/move.sh)"
-	SHARDID_TMP="" bash test/cluster/move.sh
-	record cluster/move $?
-fi
+echo "== on servers of their own"
+own_server_scripts $OWN_SERVERS
 
 if selected sanitize; then
 	echo "== pg_regress under UBSan and valgrind (test/sanitize.sh)"
@@ -119,6 +140,7 @@ if selected sanitize; then
 	record sanitize $?
 fi
 echo
+echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'): $(($(date +%s) - started)) s"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

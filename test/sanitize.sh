@@ -11,21 +11,29 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
-PG_REGRESS="$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress"
+command -v valgrind >/dev/null ||
+	{ echo "skipped: needs valgrind (Debian package valgrind; make deps installs it)"; exit 77; }
 status=0
 restore_build() { make -s clean && make -s PG_CONFIG="$PG_CONFIG" install >/dev/null; }
 trap 'restore_build; shardid_cleanup' EXIT
 
 run_suite() {	# run_suite LABEL INPUTDIR
-	local tests out="$SHARDID_TMP/out-$1"
-	tests=$(cd "$2/sql" && ls *.sql | sed 's/\.sql$//')
-	mkdir -p "$out"
-	if ! "$PG_REGRESS" --inputdir="$2" --outputdir="$out" --bindir="$PG_BIN" \
-		--load-extension=shardid --dbname=shardid_check $tests >"$out/log" 2>&1; then
-		cat "$out/log" "$out/regression.diffs" 2>/dev/null | head -60
-		status=1
+	local out="$SHARDID_TMP/out-${1//\//-}"
+	regress_run "$2" "$out" shardid_check 2>&1 | head -60
+	grep -q "^FAILED" "$out/outcome" && status=1
+	echo "$1: $(grep -c "^ok" "$out/outcome") of $(wc -l <"$out/outcome") pg_regress tests passed"
+}
+
+# the suites of a server without shardid preloaded: sql/ and the mode's own
+unpreloaded_suites() {	# unpreloaded_suites NAME
+	local mode
+	mode=$(server_mode)
+	run_suite "$1/$mode" .
+	if [ "$mode" = session ]; then
+		[ -d test/session/sql ] && run_suite "$1/$mode" test/session
+	else
+		run_suite "$1/$mode" test/strict
 	fi
-	echo "$1: $(grep -cE "^(test .* ok|ok )" "$out/log") of $(echo $tests | wc -w) pg_regress tests passed"
 }
 
 # both suites on a server started with the given wrapper and settings
@@ -35,7 +43,7 @@ suites() {	# suites NAME PORT [server env...]
 	cluster_init "$name" "$port" || return 1
 	use_cluster "$port"
 	cluster_start "$name" "$@" || return 1
-	run_suite "$name/session" .
+	unpreloaded_suites "$name"
 	cluster_stop "$name"
 	cluster_conf "$name" "shared_preload_libraries = 'shardid'"
 	cluster_start "$name" "$@" || return 1
@@ -55,7 +63,6 @@ fi
 
 echo "-- valgrind memcheck"
 restore_build
-command -v valgrind >/dev/null || { echo "valgrind not installed (Debian package valgrind)"; exit 1; }
 mkdir -p "$SHARDID_TMP/vglogs" && chmod 777 "$SHARDID_TMP/vglogs"
 # started directly (pg_ctl would find the real binary), stopped by pg_ctl
 vg_start() {	# vg_start NAME
@@ -73,7 +80,7 @@ port=$((SHARDID_PORT_BASE + 8))
 cluster_init vg "$port" || exit 1
 use_cluster "$port"
 if vg_start vg; then
-	run_suite valgrind/session .
+	unpreloaded_suites valgrind
 	cluster_stop vg
 	cluster_conf vg "shared_preload_libraries = 'shardid'"
 	vg_start vg && run_suite valgrind/strict test/strict

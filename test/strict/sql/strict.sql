@@ -1,12 +1,16 @@
--- Strict mode: shardid in shared_preload_libraries, one stamping state per
--- shard shared by every session of the server.
+-- Strict mode: one stamping state per shard shared by every session of the
+-- server, in shared memory set up at start (shardid in
+-- shared_preload_libraries) or, on PostgreSQL 17+ without preloading, at
+-- first use (the shared memory registry).
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 
--- at start every shard was seeded max_lead_ms ahead of the clock
-SELECT mode, shared_memory, max_lead_ms,
-       abs(extract(epoch FROM seeded_at - pg_postmaster_start_time()) * 1000
-           - max_lead_ms) < 2000 AS seeded_lead_after_start
+-- when the shared state was set up every shard was seeded max_lead_ms ahead
+-- of the clock: at start when preloaded, at first use through the registry
+SELECT mode, shared_memory IN ('shared_preload_libraries', 'dynamic shared memory') AS shared,
+       max_lead_ms,
+       seeded_at >= pg_postmaster_start_time() + max_lead_ms * interval '1 ms' - interval '2 s'
+       AND seeded_at <= clock_timestamp() + max_lead_ms * interval '1 ms' AS seeded_ahead
 FROM shardid.info();
 
 -- ids of a shard increase in the order they are stamped, whatever seqs

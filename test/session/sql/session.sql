@@ -1,0 +1,26 @@
+-- Session mode: shardid not preloaded on PostgreSQL 15 and 16, each session
+-- stamping on its own.  Runs only on such a server (test/run.sh picks it).
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+
+SELECT mode, shared_memory, seeded_at FROM shardid.info();
+
+-- the seq field is the seq given, & 1023
+SELECT shardid.id_shard(id) AS shard, shardid.id_seq(id) AS seq
+FROM (SELECT shardid.next_id(5, 7) AS id) s;
+SELECT shardid.id_shard(id), shardid.id_seq(id)
+FROM (SELECT shardid.next_id(8191, 1024 + 1023) AS id) s;
+SELECT shardid.id_shard(id), shardid.id_seq(id)
+FROM (SELECT shardid.next_id(0, 0) AS id) s;
+SELECT shardid.id_seq(shardid.next_id(9, 9223372036854775807));
+
+-- the same seq passed again and again: each call after the first finds seq
+-- 42 taken in its millisecond and moves to the next one
+SELECT count(DISTINCT id) AS distinct_ids,
+       count(DISTINCT shardid.id_millis(id)) AS distinct_ms,
+       bool_and(shardid.id_seq(id) = 42) AS seq_kept
+FROM (SELECT shardid.next_id(9, 42) AS id FROM generate_series(1, 30)) x;
+SELECT clock_behind_calls FROM shardid.info();
+
+-- the sequence-free form needs shared memory
+SELECT shardid.next_id(5);
