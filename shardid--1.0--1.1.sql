@@ -11,9 +11,696 @@
 -- 1. Schema ownership and privileges
 -- =====================================================================
 
+-- CREATE EXTENSION creates schema shardid as the role that runs it, which
+-- for a trusted extension may be an ordinary database owner.  That role
+-- could then create functions in it (shardid.min_id(text), say) that a
+-- superuser's call with an untyped literal would resolve to.  So the
+-- schema is given to the role that runs this script (the bootstrap
+-- superuser in a trusted install, the installing superuser otherwise),
+-- every privilege on it but USAGE is taken from everyone else, and the
+-- script stops if the schema already holds anything that is not shardid's.
+DO $$
+DECLARE
+    ext oid;
+    ns oid;
+    strangers text;
+    g record;
+BEGIN
+    SELECT e.oid, e.extnamespace INTO ext, ns
+    FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid';
+
+    WITH RECURSIVE ours(classid, objid) AS (
+        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+          AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'
+        UNION
+        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+        JOIN ours o ON d.refclassid OPERATOR(pg_catalog.=) o.classid
+                   AND d.refobjid OPERATOR(pg_catalog.=) o.objid
+        WHERE d.deptype OPERATOR(pg_catalog.=) ANY ('{i,a}'::"char"[])
+    ), present(classid, objid) AS (
+        SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass, oid FROM pg_catalog.pg_proc WHERE pronamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, oid FROM pg_catalog.pg_class WHERE relnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, oid FROM pg_catalog.pg_type WHERE typnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_operator'::pg_catalog.regclass, oid FROM pg_catalog.pg_operator WHERE oprnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_collation'::pg_catalog.regclass, oid FROM pg_catalog.pg_collation WHERE collnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_conversion'::pg_catalog.regclass, oid FROM pg_catalog.pg_conversion WHERE connamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_opclass'::pg_catalog.regclass, oid FROM pg_catalog.pg_opclass WHERE opcnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_opfamily'::pg_catalog.regclass, oid FROM pg_catalog.pg_opfamily WHERE opfnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, oid FROM pg_catalog.pg_statistic_ext WHERE stxnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_config'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_config WHERE cfgnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_dict'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_dict WHERE dictnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_parser'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_parser WHERE prsnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_template'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_template WHERE tmplnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_extension'::pg_catalog.regclass, oid FROM pg_catalog.pg_extension
+                  WHERE extnamespace OPERATOR(pg_catalog.=) ns AND oid OPERATOR(pg_catalog.<>) ext
+    )
+    SELECT pg_catalog.string_agg(pg_catalog.pg_describe_object(p.classid, p.objid, 0), ', '
+                                 ORDER BY pg_catalog.pg_describe_object(p.classid, p.objid, 0))
+    INTO strangers
+    FROM present p
+    WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid OPERATOR(pg_catalog.=) p.classid
+                                           AND o.objid OPERATOR(pg_catalog.=) p.objid);
+    IF strangers IS NOT NULL THEN
+        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', strangers),
+                  HINT = 'A superuser should find out who created them, drop them or move them to another schema, and run the command again.';
+    END IF;
+
+    EXECUTE pg_catalog.format('ALTER SCHEMA shardid OWNER TO %I', CURRENT_USER);
+    -- ALTER SCHEMA ... OWNER kept the privileges others held; take them all
+    FOR g IN
+        SELECT DISTINCT a.grantee, a.grantor
+        FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+        WHERE n.oid OPERATOR(pg_catalog.=) ns AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid FROM %s GRANTED BY %I CASCADE',
+                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                  pg_catalog.pg_get_userbyid(g.grantor));
+    END LOOP;
+END
+$$;
+
+GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
+
 -- =====================================================================
 -- 2. Shard registry, catalog of id DEFAULTs, routing, provisioning, doctor
 -- =====================================================================
+
+-- The largest shard number, from the C constant of the layout: SQL code
+-- takes the limit from here.
+CREATE FUNCTION max_shard()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'shardid_max_shard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION max_shard() IS
+'largest shard number of the id layout (8191)';
+
+-- Reads a stored DEFAULT expression tree (pg_attrdef.adbin) without
+-- evaluating it: whether it calls one of the given next_id() functions, the
+-- one-argument form or not, the shard when it is a constant, and the
+-- sequence when the seq argument is nextval() of a constant.
+CREATE FUNCTION default_call(expr pg_node_tree,
+                             next_id_seq regprocedure,
+                             next_id_counter regprocedure,
+                             OUT calls_next_id boolean,
+                             OUT counter boolean,
+                             OUT shard integer,
+                             OUT sequence regclass)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_default_call'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION default_call(pg_node_tree, regprocedure, regprocedure) IS
+'the next_id() call a stored DEFAULT expression makes, read from its tree: form, constant shard, sequence';
+
+-- Every column DEFAULT that calls next_id(), read structurally: the call
+-- and its constant arguments come from the expression tree, so no object
+-- name can pass for a shard.  Columns 1-7 are those of release 1.0.
+CREATE OR REPLACE VIEW id_defaults AS
+SELECT n.nspname AS schema_name,
+       c.relname AS table_name,
+       a.attname AS column_name,
+       c.oid AS table_oid,
+       dc.shard::bigint AS shard,
+       pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS default_expr,
+       dc.sequence AS sequence_name,
+       a.atttypid::regtype AS column_type,
+       dc.counter AS sequence_free,
+       (SELECT i.inhparent::regclass FROM pg_catalog.pg_inherits i
+         WHERE c.relispartition AND i.inhrelid = c.oid) AS partition_of
+FROM pg_catalog.pg_attrdef d
+JOIN pg_catalog.pg_class c ON c.oid = d.adrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+CROSS JOIN LATERAL shardid.default_call(d.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                        'shardid.next_id(integer)'::regprocedure) dc
+WHERE c.relkind IN ('r', 'p')
+  AND EXISTS (SELECT FROM pg_catalog.pg_depend dep
+              WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = d.oid
+                AND dep.refclassid = 'pg_catalog.pg_proc'::regclass
+                AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                     'shardid.next_id(integer)'::regprocedure));
+
+COMMENT ON VIEW id_defaults IS
+'every column DEFAULT that calls shardid.next_id(), read from its expression tree: shard, sequence, column type';
+
+-- The shard registry: which schema holds which logical shard here.
+-- Routing (shard_schema(), id_schema(), the shards view) reads only this,
+-- so a DEFAULT that some role writes into a table of its own cannot make
+-- routing fail or answer differently.  create_shards(), provision_shards()
+-- and shardid-move keep it; register_shard() and unregister_shard() do it
+-- by hand.  Everyone may read it; superusers, the database owner and the
+-- roles they grant INSERT and DELETE on it may change it.  pg_dump includes
+-- its rows.
+CREATE TABLE shard_registry (
+    shard integer PRIMARY KEY
+        CONSTRAINT shard_registry_shard_check CHECK (shard >= 0 AND shard <= shardid.max_shard()),
+    schema_name name NOT NULL UNIQUE,
+    registered_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    registered_by name NOT NULL DEFAULT CURRENT_USER
+);
+
+COMMENT ON TABLE shard_registry IS
+'the schema of each logical shard in this database; routing reads only this table';
+
+SELECT pg_catalog.pg_extension_config_dump('shard_registry', '');
+
+GRANT SELECT ON shard_registry TO PUBLIC;
+
+DO $$
+DECLARE
+    owner_name name;
+BEGIN
+    SELECT r.rolname INTO owner_name
+    FROM pg_catalog.pg_database db JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) db.datdba
+    WHERE db.datname OPERATOR(pg_catalog.=) pg_catalog.current_database() AND NOT r.rolsuper;
+    IF owner_name IS NOT NULL THEN
+        EXECUTE pg_catalog.format('GRANT INSERT, DELETE ON shardid.shard_registry TO %I WITH GRANT OPTION',
+                                  owner_name);
+    END IF;
+END
+$$;
+
+-- Shards that this database already has: each shard claimed by exactly one
+-- schema, and each schema claiming exactly one shard, is registered.
+-- Anything ambiguous is left to doctor(), which reports it.
+INSERT INTO shard_registry (shard, schema_name)
+SELECT min(d.shard)::integer, d.schema_name
+FROM shardid.id_defaults d
+WHERE d.shard BETWEEN 0 AND shardid.max_shard() AND d.column_type = 'bigint'::regtype
+GROUP BY d.schema_name
+HAVING count(DISTINCT d.shard) = 1
+   AND (SELECT count(DISTINCT d2.schema_name) FROM shardid.id_defaults d2
+        WHERE d2.shard = min(d.shard)) = 1;
+
+CREATE FUNCTION register_shard(shard integer, schema_name name)
+RETURNS void
+AS $$
+DECLARE
+    registered name;
+    other integer;
+BEGIN
+    IF shard < 0 OR shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    IF NOT has_table_privilege('shardid.shard_registry', 'INSERT')
+       OR NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
+        RAISE EXCEPTION 'permission denied to register shards'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Registering a logical shard writes shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
+                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+    END IF;
+    IF to_regnamespace(quote_ident(schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+
+    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    IF registered = schema_name THEN
+        RETURN;
+    END IF;
+    IF registered IS NOT NULL AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % is already registered to schema "%"', shard, registered
+            USING ERRCODE = 'unique_violation',
+                  HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                registered, shard, shard);
+    END IF;
+    SELECT r.shard INTO other FROM shardid.shard_registry r
+    WHERE r.schema_name = register_shard.schema_name AND r.shard <> register_shard.shard;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" is already registered to shard %', schema_name, other
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = 'A schema holds one logical shard.';
+    END IF;
+    -- a registration whose schema was dropped gives way
+    DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION register_shard(integer, name) IS
+'record that a schema holds a logical shard in this database, for routing; refused while another existing schema is registered to it';
+
+CREATE FUNCTION unregister_shard(shard integer)
+RETURNS boolean
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    IF NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
+        RAISE EXCEPTION 'permission denied to unregister shards'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Unregistering a logical shard writes shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
+                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+    END IF;
+    DELETE FROM shardid.shard_registry r WHERE r.shard = unregister_shard.shard;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n > 0;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION unregister_shard(integer) IS
+'forget where a logical shard lives in this database (its schema and tables stay); true if it was registered';
+
+-- the logical shards present in this database: registered, schema present
+CREATE OR REPLACE VIEW shards AS
+SELECT r.shard,
+       r.schema_name,
+       ARRAY(SELECT d.table_name::text FROM shardid.id_defaults d
+             WHERE d.schema_name = r.schema_name AND d.shard = r.shard
+             ORDER BY d.table_name::text) AS tables
+FROM shardid.shard_registry r
+WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname = r.schema_name);
+
+COMMENT ON VIEW shards IS
+'logical shards in this database: each registered shard whose schema exists, with the tables whose DEFAULTs pass it';
+
+CREATE OR REPLACE FUNCTION shard_schema(shard integer)
+RETURNS name
+AS $$
+SELECT r.schema_name FROM shardid.shard_registry r
+WHERE r.shard = $1
+  AND EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname = r.schema_name)
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shard_schema(integer) IS
+'schema of a logical shard in this database from the shard registry, NULL if the shard does not live here';
+
+-- Create logical shards from a template schema, and register them.
+CREATE OR REPLACE FUNCTION create_shards(template name,
+                                         shards integer[],
+                                         prefix text DEFAULT 'shard_',
+                                         digits integer DEFAULT 4,
+                                         id_column name DEFAULT 'id',
+                                         use_sequence boolean DEFAULT true)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    s integer;
+    sch name;
+    owner oid;
+    registered name;
+    t record;
+    fk record;
+    seq text;
+    suffix text;
+    n integer;
+    made name[];
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL OR use_sequence IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF to_regnamespace(quote_ident(template)) IS NULL THEN
+        RAISE EXCEPTION 'template schema "%" does not exist', template
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    IF template IN ('pg_catalog', 'information_schema', 'shardid') OR template LIKE 'pg\_%' THEN
+        RAISE EXCEPTION 'template schema "%" is a system schema', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Design the tables of a logical shard in a schema of their own.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_class c
+                   WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+                     AND c.relkind = 'r' AND NOT c.relispartition) THEN
+        RAISE EXCEPTION 'template schema "%" has no tables', template
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF digits < 1 OR digits > 4 OR prefix = '' THEN
+        RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Got prefix %L and %s digits.', prefix, digits);
+    END IF;
+    IF NOT has_table_privilege('shardid.shard_registry', 'INSERT')
+       OR NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
+        RAISE EXCEPTION 'permission denied to register shards'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Provisioning registers each shard in shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
+                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+    END IF;
+
+    -- check every shard before creating anything
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL OR s < 0 OR s > shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', coalesce(s::text, 'NULL')
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        END IF;
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF sch = template THEN
+            RAISE EXCEPTION 'shard % would be the template schema "%" itself', s, template
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        -- an existing schema must be the caller's own (or, for a role that
+        -- is no superuser, one of a role whose privileges it has)
+        SELECT nsp.nspowner INTO owner FROM pg_namespace nsp WHERE nsp.nspname = sch;
+        IF owner IS NOT NULL AND owner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)
+           AND ((SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+                OR NOT pg_has_role(owner, 'USAGE')) THEN
+            RAISE EXCEPTION 'schema "%" of shard % already exists and belongs to role %', sch, s,
+                            quote_ident(pg_get_userbyid(owner)::text)
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'A logical shard is created in a schema of its own; its owner could change or replace the tables made in it.',
+                      HINT = 'Drop or rename that schema, or choose another prefix.';
+        END IF;
+        SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
+        IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+            RAISE EXCEPTION 'shard % is already registered to schema "%"', s, registered
+                USING ERRCODE = 'unique_violation',
+                      HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                    registered, s, s);
+        END IF;
+    END LOOP;
+
+    FOREACH s IN ARRAY shards LOOP
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF to_regnamespace(quote_ident(sch)) IS NULL THEN
+            EXECUTE format('CREATE SCHEMA %I', sch);
+        END IF;
+        made := '{}';
+
+        FOR t IN
+            SELECT c.oid, c.relname,
+                   (SELECT a.attidentity FROM pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attname = id_column AND NOT a.attisdropped) AS identity
+            FROM pg_class c
+            WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+              AND c.relkind = 'r' AND NOT c.relispartition
+            ORDER BY c.relname
+        LOOP
+            shard := s;
+            schema_name := sch;
+            table_name := t.relname;
+            IF to_regclass(format('%I.%I', sch, t.relname)) IS NOT NULL THEN
+                action := 'exists';
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
+                           sch, t.relname, template, t.relname);
+            IF t.identity IS NOT NULL THEN
+                IF t.identity <> '' THEN
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
+                                   sch, t.relname, id_column);
+                END IF;
+                IF use_sequence THEN
+                    -- <table>_<column>_seq cut to 63 bytes on a character
+                    -- boundary, numbered (_seq1, _seq2, ...) while that
+                    -- name is taken or is the name of a template table
+                    n := 0;
+                    LOOP
+                        suffix := '_seq' || CASE WHEN n > 0 THEN n::text ELSE '' END;
+                        seq := t.relname || '_' || id_column;
+                        WHILE octet_length(seq) + octet_length(suffix) > 63 LOOP
+                            seq := left(seq, -1);
+                        END LOOP;
+                        seq := seq || suffix;
+                        EXIT WHEN to_regclass(format('%I.%I', sch, seq)) IS NULL
+                              AND NOT EXISTS (SELECT FROM pg_class c
+                                              WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+                                                AND c.relkind = 'r' AND c.relname = seq);
+                        n := n + 1;
+                    END LOOP;
+                    EXECUTE format('CREATE SEQUENCE %I.%I CACHE 1 OWNED BY %I.%I.%I',
+                                   sch, seq, sch, t.relname, id_column);
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, nextval(%L::regclass))',
+                                   sch, t.relname, id_column, s, format('%I.%I', sch, seq));
+                ELSE
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
+                                   sch, t.relname, id_column, s);
+                END IF;
+                action := 'created';
+            ELSE
+                action := format('created, no %I column: no id DEFAULT', id_column);
+            END IF;
+            made := made || t.relname;
+            RETURN NEXT;
+        END LOOP;
+
+        -- foreign keys between tables of the template join the shard's own tables
+        FOR fk IN
+            SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
+            FROM pg_constraint con
+            JOIN pg_class c ON c.oid = con.conrelid
+            WHERE con.contype = 'f'
+              AND c.relnamespace = to_regnamespace(quote_ident(template))
+              AND c.relname = ANY (made)
+            ORDER BY c.relname, con.conname
+        LOOP
+            EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk.relname, fk.conname,
+                           replace(fk.def, 'REFERENCES ' || quote_ident(template) || '.',
+                                   'REFERENCES ' || quote_ident(sch) || '.'));
+        END LOOP;
+
+        PERFORM shardid.register_shard(s, sch);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template, a CACHE 1 sequence per table and the id DEFAULT naming that shard; existing tables are skipped';
+
+-- The same for many shards: one transaction per shard.  A procedure that
+-- commits cannot have a SET search_path clause, so every name and operator
+-- below is schema-qualified: the caller's search_path chooses nothing.
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                             shards integer[],
+                                             prefix text DEFAULT 'shard_',
+                                             digits integer DEFAULT 4,
+                                             id_column name DEFAULT 'id',
+                                             use_sequence boolean DEFAULT true,
+                                             INOUT tables_created integer DEFAULT NULL,
+                                             INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    s integer;
+    r record;
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL OR use_sequence IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    tables_created := 0;
+    tables_existing := 0;
+    FOREACH s IN ARRAY shards LOOP
+        FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
+                                                            id_column, use_sequence) c LOOP
+            IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
+            ELSE
+                tables_created := tables_created OPERATOR(pg_catalog.+) 1;
+            END IF;
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                             first_shard integer,
+                                             last_shard integer,
+                                             prefix text DEFAULT 'shard_',
+                                             digits integer DEFAULT 4,
+                                             id_column name DEFAULT 'id',
+                                             use_sequence boolean DEFAULT true,
+                                             INOUT tables_created integer DEFAULT NULL,
+                                             INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    shards integer[];
+BEGIN
+    IF first_shard IS NULL OR last_shard IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+        RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    CALL shardid.provision_shards(template, shards, prefix, digits, id_column, use_sequence,
+                                  tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+-- One row per problem with the logical shards of this database.  It reads
+-- the catalogs and the registry, and counts rows only in tables whose id
+-- column is exactly bigint, with pg_catalog's operators, FROM ONLY each
+-- table and with row_security off: nothing it runs is code that the owner
+-- of a table chose (a cast, an operator, a policy).
+CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+BEGIN
+    -- the epoch must be set on purpose, the same on every server
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+
+    FOR r IN SELECT d.*, g.schema_name AS registered_schema
+             FROM shardid.id_defaults d
+             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
+             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        IF r.column_type <> 'bigint'::regtype THEN
+            problem := 'id column not bigint';
+            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
+            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard IS NULL THEN
+            problem := 'shard not a constant';
+            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
+            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard < 0 OR r.shard > max_shard THEN
+            problem := 'shard out of range';
+            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
+            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
+                          r.schema_name, r.table_name, r.column_name, max_shard);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.registered_schema IS NULL THEN
+            problem := 'shard not registered';
+            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
+            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
+                          r.schema_name, r.shard, r.shard, r.schema_name);
+            RETURN NEXT;
+        ELSIF r.registered_schema <> r.schema_name THEN
+            problem := 'DEFAULT of a shard registered elsewhere';
+            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                             r.shard, r.registered_schema);
+            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                          r.schema_name, r.table_name,
+                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
+            RETURN NEXT;
+        END IF;
+        IF r.sequence_name IS NOT NULL THEN
+            SELECT seqcache INTO n FROM pg_sequence WHERE seqrelid = r.sequence_name;
+            IF n > 1 THEN
+                problem := 'sequence cache above 1';
+                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
+                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
+                RETURN NEXT;
+            END IF;
+        ELSIF r.sequence_free AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+            problem := 'sequence-free DEFAULT without strict mode';
+            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
+            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+
+    -- registrations whose schema is gone
+    FOR r IN SELECT g.* FROM shardid.shard_registry g
+             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
+             ORDER BY g.shard LOOP
+        problem := 'registered schema missing';
+        object := format('shard %s', r.shard);
+        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
+        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- one shard, one schema
+    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
+             FROM shardid.id_defaults d
+             WHERE d.shard BETWEEN 0 AND max_shard AND d.column_type = 'bigint'::regtype
+             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
+        problem := 'shard claimed by several schemas';
+        object := format('shard %s', r.shard);
+        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
+                         array_to_string(r.schemas, ', '), r.shard);
+        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- one schema, one shard
+    FOR r IN
+        WITH valid AS (
+            SELECT * FROM shardid.id_defaults d
+            WHERE d.shard BETWEEN 0 AND max_shard AND d.column_type = 'bigint'::regtype),
+        per_schema AS (
+            SELECT v.schema_name, coalesce(min(g.shard), mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+            FROM valid v LEFT JOIN shardid.shard_registry g ON g.schema_name = v.schema_name
+            GROUP BY v.schema_name)
+        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
+        FROM valid v JOIN per_schema p USING (schema_name)
+        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
+        problem := 'DEFAULT of another shard';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
+                         r.shard, r.schema_name, r.schema_shard);
+        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
+                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- rows that carry another shard than their table's DEFAULT: each plain
+    -- table once (a partitioned table's rows are in its partitions)
+    IF scan_rows THEN
+        FOR r IN SELECT * FROM shardid.id_defaults d
+                 WHERE d.shard BETWEEN 0 AND max_shard AND d.column_type = 'bigint'::regtype
+                   AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
+                 ORDER BY schema_name, table_name LOOP
+            object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+            -- Count in a subtransaction that is rolled back on purpose, the
+            -- count riding out in the error: a rolled-back subtransaction
+            -- releases its table lock, so thousands of shard tables do not
+            -- fill the lock table.
+            BEGIN
+                EXECUTE format('SELECT pg_catalog.count(*) FROM ONLY %I.%I WHERE shardid.id_shard(%I) OPERATOR(pg_catalog.<>) %s',
+                               r.schema_name, r.table_name, r.column_name, r.shard) INTO n;
+                RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
+            EXCEPTION
+                WHEN SQLSTATE 'SIDCN' THEN
+                    n := SQLERRM::bigint;
+                WHEN insufficient_privilege THEN
+                    problem := 'rows not checked';
+                    detail := format('The table could not be read: %s.', SQLERRM);
+                    fix := 'Run shardid.doctor() as a role that may read every shard table, such as the owner of the tables.';
+                    RETURN NEXT;
+                    CONTINUE;
+            END;
+            IF n > 0 THEN
+                problem := 'rows of another shard';
+                detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
+                fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
+                              r.schema_name, r.table_name, r.column_name, r.shard);
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
 
 -- =====================================================================
 -- 3. Durable high-water mark and the epoch of the ids
@@ -22,3 +709,65 @@
 -- =====================================================================
 -- 4. Move journal (shardid-move)
 -- =====================================================================
+
+-- One row per move and side, written only by shardid-move (a superuser), so
+-- that an interrupted move can be seen, undone (--abort) or finished
+-- (--resume) by the next run.  A server's journal speaks of that server only:
+-- it is not a configuration table and stays out of pg_dump.
+CREATE TABLE shardid.move_journal (
+    move_id          text NOT NULL,
+    side             text NOT NULL CHECK (side IN ('source', 'target')),
+    shard            integer NOT NULL,
+    schema_name      name NOT NULL,
+    method           text NOT NULL CHECK (method IN ('offline', 'online')),
+    phase            text NOT NULL,
+    peer             text NOT NULL,
+    schema_oid       oid,
+    subscription_oid oid,
+    started_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    updated_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    started_by       name NOT NULL DEFAULT CURRENT_USER,
+    PRIMARY KEY (move_id, side),
+    CHECK (side = 'source' AND phase IN ('publishing', 'frozen-for-move', 'moved-away', 'dropped', 'aborted')
+        OR side = 'target' AND phase IN ('checked', 'copying', 'copied', 'replicating', 'caught-up',
+                                         'verified', 'cut-over', 'done', 'aborted'))
+);
+
+-- at most one unfinished move of a shard per server
+CREATE UNIQUE INDEX move_journal_unfinished ON shardid.move_journal (shard)
+    WHERE phase NOT IN ('done', 'moved-away', 'dropped', 'aborted');
+
+REVOKE ALL ON shardid.move_journal FROM PUBLIC;
+GRANT SELECT ON shardid.move_journal TO PUBLIC;
+
+COMMENT ON TABLE shardid.move_journal IS
+'moves of logical shards from or to this server, phase by phase, as shardid-move recorded them';
+COMMENT ON COLUMN shardid.move_journal.peer IS
+'host, port and database of the other server of the move (never a password)';
+COMMENT ON COLUMN shardid.move_journal.schema_oid IS
+'target: the schema the move created here, the only one an undo may drop';
+COMMENT ON COLUMN shardid.move_journal.subscription_oid IS
+'source: the target''s subscription, whose table-sync replication slots an undo drops';
+
+-- The statement trigger shardid_moving that shardid-move puts on every table
+-- of a shard it moves away: writes are refused, reads go on.
+CREATE FUNCTION shardid.move_guard()
+RETURNS trigger
+AS $$
+BEGIN
+    IF (SELECT j.phase FROM shardid.move_journal j
+        WHERE j.side = 'source' AND j.shard = TG_ARGV[0]::integer
+        ORDER BY j.updated_at DESC LIMIT 1) = 'moved-away' THEN
+        RAISE EXCEPTION 'shard % has moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  HINT = 'Route the shard to the server it moved to.';
+    END IF;
+    RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry against the server the shard moves to once the move is done.';
+END
+$$ LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.move_guard() IS
+'trigger of shardid-move: refuses writes to the tables of a shard that is moving or has moved away';

@@ -22,13 +22,23 @@ SELECT max_shard FROM shardid.info();
 SELECT shardid.make_id(1, 2, 3);
 RESET ROLE;
 
--- with CREATE on the database, an ordinary user provisions logical shards,
--- reads the catalog of shards and runs the doctor
+-- with CREATE on the database, an ordinary user makes schemas, but
+-- registering logical shards for routing takes a grant on the registry
 GRANT CREATE ON DATABASE :"DB_NAME" TO regress_shardid_app;
 SET ROLE regress_shardid_app;
 CREATE SCHEMA app_tpl;
 CREATE TABLE app_tpl.items (id bigint PRIMARY KEY, name text);
 SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_');
+SELECT shardid.register_shard(1, 'app_s1');
+SELECT shardid.unregister_shard(1);
+INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (1, 'app_s1');
+RESET ROLE;
+GRANT INSERT, DELETE ON shardid.shard_registry TO regress_shardid_app;
+SET ROLE regress_shardid_app;
+-- with it, it provisions logical shards, reads the catalog of shards and
+-- runs the doctor
+SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_');
+SELECT shardid.register_shard(1, 'app_s1');
 SELECT nspname, pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname LIKE 'app\_00%' ORDER BY 1;
 SELECT * FROM shardid.shards WHERE schema_name LIKE 'app\_%' ORDER BY shard;
 SELECT shardid.shard_schema(12);
@@ -66,5 +76,7 @@ SET client_min_messages = warning;
 DROP DATABASE regress_shardid_trusted;
 DROP ROLE regress_shardid_owner;
 DROP SCHEMA app_s1, app_tpl, app_0011, app_0012 CASCADE;
+SELECT shardid.unregister_shard(s) FROM (VALUES (1), (11), (12)) v(s);
+REVOKE INSERT, DELETE ON shardid.shard_registry FROM regress_shardid_app;
 REVOKE CREATE ON DATABASE :"DB_NAME" FROM regress_shardid_app;
 DROP ROLE regress_shardid_app;

@@ -1,6 +1,7 @@
 -- Logical shards: provisioning from a template, the catalog of shards,
 -- lookups, and the doctor with each problem planted.
 SET client_min_messages = warning;
+\set SHOW_CONTEXT never
 
 -- a template designed once: ids, a foreign key, an index, a check
 CREATE SCHEMA app_template;
@@ -50,14 +51,21 @@ CALL shardid.provision_shards('app_template', ARRAY[65]);
 ROLLBACK;
 CALL shardid.provision_shards('app_template', NULL);
 CALL shardid.provision_shards('app_template', 8191, 8192);
+CALL shardid.provision_shards('app_template', NULL::int, 3);
+CALL shardid.provision_shards('app_template', 3, NULL::int);
+CALL shardid.provision_shards('app_template', 5, 4);
 DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063, shard_0064, shard_8191 CASCADE;
+-- a dropped schema stays registered until its shard is unregistered
+SELECT count(*) FROM shardid.shard_registry WHERE shard BETWEEN 60 AND 64 OR shard = 8191;
+SELECT shardid.unregister_shard(s) FROM (VALUES (60), (61), (62), (63), (64), (8191), (8191)) v(s);
 
 -- options: other prefix and width, no sequence (strict mode only)
 SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);
 SELECT default_expr FROM shardid.id_defaults WHERE schema_name = 's8191' ORDER BY table_name;
 
--- the shards of this database, derived from the catalogs
+-- the shards of this database: the registry, kept by create_shards()
 SELECT * FROM shardid.shards ORDER BY shard;
+SELECT shard, schema_name, registered_by = current_user AS by_me FROM shardid.shard_registry ORDER BY shard;
 SELECT shardid.shard_schema(42), shardid.shard_schema(7) IS NULL AS not_here;
 SELECT shardid.id_schema(id) FROM shard_0042.users;
 SELECT shardid.id_schema(shardid.make_id(0, 1, 0)), shardid.id_schema(NULL) IS NULL AS null_in;
@@ -77,10 +85,59 @@ SELECT * FROM shardid.create_shards('empty_template', ARRAY[4]);
 -- a shard schema used as the template would overwrite itself
 SELECT * FROM shardid.create_shards('shard_0001', ARRAY[1]);
 DROP SCHEMA empty_template;
+-- system schemas are no templates
+SELECT * FROM shardid.create_shards('pg_catalog', ARRAY[4]);
+SELECT * FROM shardid.create_shards('information_schema', ARRAY[4]);
+SELECT * FROM shardid.create_shards('shardid', ARRAY[4]);
+-- a shard registered to another schema is refused before anything is made
+SELECT * FROM shardid.create_shards('app_template', ARRAY[5, 42], prefix => 'other_');
+SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'other\_%';
+
+-- the registry by hand: a schema made without create_shards()
+CREATE SCHEMA hand_made;
+CREATE SEQUENCE hand_made.t_id_seq;
+CREATE TABLE hand_made.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(77, nextval('hand_made.t_id_seq')));
+SELECT shardid.shard_schema(77) IS NULL AS not_registered_yet;
+SELECT shardid.register_shard(77, 'hand_made');
+SELECT shardid.register_shard(77, 'hand_made');  -- again: nothing to do
+SELECT shardid.shard_schema(77), shardid.id_schema(shardid.next_id(77, 1));
+SELECT * FROM shardid.shards WHERE shard = 77;
+SELECT shardid.register_shard(77, 'shard_0042');
+SELECT shardid.register_shard(78, 'hand_made');
+SELECT shardid.register_shard(8192, 'hand_made');
+SELECT shardid.register_shard(-1, 'hand_made');
+SELECT shardid.register_shard(79, 'no_such_schema');
+SELECT shardid.register_shard(NULL, 'hand_made') IS NULL AS strict;
+-- a registration whose schema was dropped gives way
+ALTER SCHEMA hand_made RENAME TO hand_made_renamed;
+SELECT shardid.shard_schema(77) IS NULL AS schema_gone;
+SELECT shardid.register_shard(77, 'hand_made_renamed');
+SELECT shardid.shard_schema(77);
+SELECT shardid.unregister_shard(77), shardid.unregister_shard(77);
+DROP SCHEMA hand_made_renamed CASCADE;
+INSERT INTO shardid.shard_registry VALUES (8192, 'x', '2026-01-01 00:00:00+00', 'someone');
+
+-- sequence names: <table>_<column>_seq cut to 63 bytes on a character
+-- boundary, numbered when two tables' names would meet
+CREATE SCHEMA long_template;
+-- (two names of 62 bytes: 30 two-byte letters and _a, _b)
+CREATE TABLE long_template."éééééééééééééééééééééééééééééé_a" (id bigint PRIMARY KEY);
+CREATE TABLE long_template."éééééééééééééééééééééééééééééé_b" (id bigint PRIMARY KEY);
+CREATE TABLE long_template.t (id bigint PRIMARY KEY);
+CREATE TABLE long_template.t_id_seq (id bigint PRIMARY KEY);
+SELECT shard, table_name, action FROM shardid.create_shards('long_template', ARRAY[300]);
+SELECT d.table_name, d.sequence_name, octet_length(c.relname) AS bytes
+FROM shardid.id_defaults d JOIN pg_class c ON c.oid = d.sequence_name
+WHERE d.schema_name = 'shard_0300' ORDER BY d.table_name COLLATE "C";
+INSERT INTO shard_0300.t DEFAULT VALUES;
+INSERT INTO shard_0300.t_id_seq DEFAULT VALUES;
+DROP SCHEMA long_template, shard_0300 CASCADE;
+SELECT shardid.unregister_shard(300);
 
 -- the doctor: the epoch is left at its default here, and strict mode is off
 SELECT * FROM shardid.doctor();
 DROP SCHEMA s8191 CASCADE;
+SELECT shardid.unregister_shard(8191);
 SET shardid.epoch = '2026-01-01 00:00:00+00';
 -- a healthy database: no rows
 SELECT * FROM shardid.doctor();
@@ -95,9 +152,23 @@ INSERT INTO shard_0003.users (id, email) VALUES (shardid.make_id(5, 99, 1), 'str
 CREATE SCHEMA shard_bad;
 CREATE TABLE shard_bad.t (id bigint DEFAULT shardid.next_id(9000, 1), v int);
 CREATE TABLE shard_bad.u (id bigint DEFAULT shardid.next_id(length(current_user), 1), v int);
+CREATE TABLE shard_bad.w (id bigint DEFAULT shardid.next_id(-1), v int);
+CREATE TABLE shard_bad.n (id numeric DEFAULT shardid.next_id(3, 1), v int);
+CREATE SCHEMA shard_gone;
+SELECT shardid.register_shard(4000, 'shard_gone');
+DROP SCHEMA shard_gone;
+-- partitions: each row is counted once, in its partition
+CREATE TABLE shard_0003.events (id bigint DEFAULT shardid.next_id(3, nextval('shard_0003.users_id_seq')), k int)
+    PARTITION BY RANGE (k);
+CREATE TABLE shard_0003.events_1 PARTITION OF shard_0003.events FOR VALUES FROM (0) TO (10);
+INSERT INTO shard_0003.events VALUES (shardid.make_id(5, 99, 2), 1);
 SELECT * FROM shardid.doctor();
 -- without reading rows, the stray row goes unseen
 SELECT problem, object FROM shardid.doctor(scan_rows => false);
 
+SELECT shardid.unregister_shard(4000);
+
 RESET shardid.epoch;
 DROP SCHEMA shard_0001, shard_0002, shard_0003, shard_0042, shard_dup, shard_bad, app_template CASCADE;
+SELECT shardid.unregister_shard(s) FROM (VALUES (1), (2), (3), (42)) v(s);
+SELECT count(*) AS left_registered FROM shardid.shard_registry;

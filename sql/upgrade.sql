@@ -1,33 +1,63 @@
 -- Install and update paths, tested the way contrib does it: every released
 -- version can be installed, and ALTER EXTENSION ... UPDATE brings it to the
--- default version with the same objects as a fresh install.
+-- default version with exactly the objects, owners, privileges and
+-- definitions of a fresh install.
 SELECT name, version, superuser, trusted, relocatable, schema
 FROM pg_available_extension_versions WHERE name = 'shardid' ORDER BY version;
 
+-- everything that makes up the installed extension, one row per object
+CREATE TEMP VIEW shardid_state AS
+WITH ext AS (SELECT oid, extnamespace, extconfig, extcondition FROM pg_extension WHERE extname = 'shardid')
+SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
+       CASE d.classid
+       WHEN 'pg_proc'::regclass THEN
+           (SELECT format('owner %s acl %s %s', pg_get_userbyid(p.proowner), p.proacl,
+                          pg_get_functiondef(p.oid))
+            FROM pg_proc p WHERE p.oid = d.objid)
+       WHEN 'pg_class'::regclass THEN
+           (SELECT format('owner %s acl %s kind %s rls %s view %s columns %s constraints %s indexes %s',
+                          pg_get_userbyid(c.relowner), c.relacl, c.relkind, c.relrowsecurity,
+                          pg_get_viewdef(c.oid),
+                          (SELECT string_agg(format('%s %s %s default %s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                                    CASE WHEN a.attnotnull THEN 'not null' END,
+                                                    pg_get_expr(ad.adbin, ad.adrelid)), ', ' ORDER BY a.attnum)
+                           FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+                           WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                          (SELECT string_agg(format('%s %s', co.conname, pg_get_constraintdef(co.oid)), ', ' ORDER BY co.conname)
+                           FROM pg_constraint co WHERE co.conrelid = c.oid AND co.contype <> 'n'),
+                          (SELECT string_agg(pg_get_indexdef(i.indexrelid), ', ' ORDER BY 1)
+                           FROM pg_index i WHERE i.indrelid = c.oid))
+            FROM pg_class c WHERE c.oid = d.objid)
+       ELSE '' END AS definition,
+       (SELECT ip.initprivs::text FROM pg_init_privs ip
+        WHERE ip.classoid = d.classid AND ip.objoid = d.objid AND ip.objsubid = 0) AS initial_privileges,
+       (SELECT obj_description(d.objid, (SELECT relname FROM pg_class WHERE oid = d.classid))) AS comment
+FROM pg_depend d, ext
+WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'
+UNION ALL
+SELECT 'schema ' || n.nspname, format('owner %s acl %s', pg_get_userbyid(n.nspowner), n.nspacl), NULL, NULL
+FROM pg_namespace n, ext WHERE n.oid = ext.extnamespace
+UNION ALL
+SELECT 'configuration', format('tables %s conditions %s',
+                               (SELECT array_agg(x::regclass ORDER BY x::regclass::text) FROM unnest(ext.extconfig) x),
+                               ext.extcondition), NULL, NULL
+FROM ext;
+
 -- the objects of a fresh install
-SELECT pg_describe_object(classid, objid, 0) AS object
-FROM pg_depend
-WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND deptype = 'e'
-ORDER BY 1;
-CREATE TEMP TABLE fresh AS
-SELECT pg_describe_object(classid, objid, 0) AS object
-FROM pg_depend
-WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND deptype = 'e';
+SELECT object FROM shardid_state ORDER BY 1;
+CREATE TEMP TABLE fresh AS SELECT * FROM shardid_state;
 
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
--- the same objects as a fresh install, none missing, none extra
-(SELECT object FROM fresh
- EXCEPT
- SELECT pg_describe_object(classid, objid, 0) FROM pg_depend
- WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND deptype = 'e')
+-- exactly what a fresh install gives: no object, owner, privilege,
+-- definition or comment missing or extra
+(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
 UNION ALL
-(SELECT pg_describe_object(classid, objid, 0) FROM pg_depend
- WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND deptype = 'e'
- EXCEPT
- SELECT object FROM fresh);
+(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
+ALTER EXTENSION shardid UPDATE;
 
 -- the schema is fixed: DEFAULTs name shardid.next_id()
 ALTER EXTENSION shardid SET SCHEMA public;
@@ -44,3 +74,24 @@ DROP TABLE up_t;
 DROP SEQUENCE up_seq;
 -- an unknown version is refused
 ALTER EXTENSION shardid UPDATE TO '9.9';
+
+-- a 1.0 database with logical shards: the update registers each shard that
+-- exactly one schema claims, and leaves the ambiguous ones to doctor()
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.0';
+CREATE SCHEMA up_a;
+CREATE TABLE up_a.t (id bigint DEFAULT shardid.next_id(10, 1));
+CREATE TABLE up_a.u (id bigint DEFAULT shardid.next_id(10, 2));
+CREATE SCHEMA up_b;
+CREATE TABLE up_b.t (id bigint DEFAULT shardid.next_id(11, 1));
+CREATE SCHEMA up_c;
+CREATE TABLE up_c.t (id bigint DEFAULT shardid.next_id(11, 1));
+CREATE SCHEMA up_d;
+CREATE TABLE up_d.t (id bigint DEFAULT shardid.next_id(12, 1));
+CREATE TABLE up_d.u (id bigint DEFAULT shardid.next_id(13, 1));
+ALTER EXTENSION shardid UPDATE;
+SELECT shard, schema_name FROM shardid.shard_registry ORDER BY shard;
+SELECT shardid.shard_schema(10), shardid.shard_schema(11), shardid.shard_schema(12);
+DROP SCHEMA up_a, up_b, up_c, up_d CASCADE;
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid;

@@ -1,0 +1,212 @@
+-- Attacks of an ordinary role on the administrators who run shardid's
+-- functions, each carried out for real; after each, nobody gained a
+-- privilege and the answers are right.  See README, Security.
+\set SHOW_CONTEXT never
+SET client_min_messages = warning;
+SELECT current_user AS "ROLE_NAME", current_database() AS "DB_NAME" \gset
+CREATE ROLE regress_alice LOGIN;
+CREATE ROLE regress_bob LOGIN;
+CREATE ROLE regress_admin LOGIN;
+CREATE DATABASE regress_shardid_appdb OWNER regress_alice;
+-- who is superuser now
+\set superusers 'SELECT rolname, rolsuper FROM pg_roles WHERE rolname LIKE ''regress\\_%'' ORDER BY 1'
+:superusers;
+
+-- 1. Planted overloads.  alice owns a database and installs shardid 1.0,
+-- which is trusted: she owns schema shardid, plants overloads that make her
+-- superuser when a superuser calls them with an untyped literal, and lets
+-- bob create there too.
+\c regress_shardid_appdb regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE EXTENSION shardid VERSION '1.0';
+SELECT pg_get_userbyid(nspowner) = current_user AS alice_owns_schema FROM pg_namespace WHERE nspname = 'shardid';
+CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
+    END IF;
+    RETURN 0;
+END $$;
+CREATE FUNCTION shardid.id_shard(id integer) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
+    END IF;
+    RETURN 0;
+END $$;
+GRANT CREATE ON SCHEMA shardid TO regress_bob WITH GRANT OPTION;
+-- the update to 1.1 refuses to run over objects it did not make
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+-- a superuser removes them; then alice updates
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+DROP FUNCTION shardid.min_id(text), shardid.id_shard(integer);
+\c - regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+-- the schema now belongs to the bootstrap superuser, only USAGE for others
+SELECT nspowner = 10 AS bootstrap_superuser_owns_schema,
+       (SELECT array_agg(format('%s:%s', CASE a.grantee WHEN 0 THEN 'PUBLIC' WHEN 10 THEN 'owner'
+                                         ELSE pg_get_userbyid(a.grantee)::text END, a.privilege_type)
+                         ORDER BY 1)
+        FROM aclexplode(nspacl) a) AS privileges
+FROM pg_namespace WHERE nspname = 'shardid';
+-- and nobody but a superuser can create, replace or drop anything in it
+CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE OR REPLACE FUNCTION shardid.id_shard(id bigint) RETURNS integer LANGUAGE sql AS 'SELECT 0';
+CREATE TABLE shardid.t (id int);
+CREATE VIEW shardid.v AS SELECT 1 AS one;
+DROP FUNCTION shardid.id_time(bigint);
+DROP VIEW shardid.shards;
+ALTER SCHEMA shardid OWNER TO regress_alice;
+ALTER SCHEMA shardid RENAME TO mine;
+GRANT CREATE ON SCHEMA shardid TO regress_alice;
+\c - regress_bob
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE FUNCTION shardid.id_shard(id integer) RETURNS integer LANGUAGE sql AS 'SELECT 0';
+-- a superuser's calls with untyped literals reach shardid's own functions
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+SELECT shardid.min_id('2026-11-01') = shardid.min_id('2026-11-01'::timestamptz) AS min_id_own,
+       shardid.id_shard(5120) AS shard_5, shardid.id_seq('1025') AS seq_1;
+:superusers;
+
+-- a schema named shardid made before CREATE EXTENSION, with a plant in it,
+-- is refused; a clean one is taken over
+\c - regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+DROP EXTENSION shardid;
+\c - :ROLE_NAME
+DROP SCHEMA shardid;
+\c - regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE SCHEMA shardid;
+CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE EXTENSION shardid;
+DROP FUNCTION shardid.min_id(text);
+CREATE EXTENSION shardid;
+SELECT nspowner = 10 AS bootstrap_superuser_owns_schema FROM pg_namespace WHERE nspname = 'shardid';
+CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+
+-- 2. doctor() runs no code of the tables' owners.  bob has his own schema
+-- and builds traps for an administrator who runs the doctor.
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE SCHEMA bob AUTHORIZATION regress_bob;
+GRANT INSERT, DELETE ON shardid.shard_registry TO regress_admin;
+SET ROLE regress_bob;
+-- a composite id column with implicit casts to and from bigint
+CREATE TYPE bob.evil AS (v bigint);
+CREATE FUNCTION bob.escalate() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE regress_bob SUPERUSER';
+    END IF;
+    INSERT INTO bob.ran VALUES (current_user);
+END $$;
+CREATE TABLE bob.ran (as_role name);
+GRANT INSERT ON bob.ran TO PUBLIC;
+CREATE FUNCTION bob.evil_to_bigint(bob.evil) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN ($1).v; END $$;
+CREATE FUNCTION bob.bigint_to_evil(bigint) RETURNS bob.evil LANGUAGE sql AS 'SELECT ROW($1)::bob.evil';
+CREATE CAST (bob.evil AS bigint) WITH FUNCTION bob.evil_to_bigint(bob.evil) AS IMPLICIT;
+CREATE CAST (bigint AS bob.evil) WITH FUNCTION bob.bigint_to_evil(bigint) AS IMPLICIT;
+CREATE TABLE bob.t (id bob.evil DEFAULT shardid.next_id(8000, 1), v int);
+INSERT INTO bob.t (v) VALUES (1);
+-- operators and functions that shadow pg_catalog's for a search_path
+-- that lists bob first
+CREATE FUNCTION bob.int4ne(integer, integer) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN $1 OPERATOR(pg_catalog.<>) $2; END $$;
+CREATE OPERATOR bob.<> (LEFTARG = integer, RIGHTARG = integer, FUNCTION = bob.int4ne);
+CREATE FUNCTION bob.texteq(text, text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN $1 OPERATOR(pg_catalog.=) $2; END $$;
+CREATE OPERATOR bob.= (LEFTARG = text, RIGHTARG = text, FUNCTION = bob.texteq);
+CREATE FUNCTION bob.int4pl(integer, integer) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN $1 OPERATOR(pg_catalog.+) $2; END $$;
+CREATE OPERATOR bob.+ (LEFTARG = integer, RIGHTARG = integer, FUNCTION = bob.int4pl);
+CREATE FUNCTION bob.count(bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN 0; END $$;
+-- a bigint table with a stray row, so that the doctor reads it, and a
+-- row-level security policy for whoever reads it without bypassing RLS
+CREATE TABLE bob.r (id bigint DEFAULT shardid.next_id(8001, 1), v int);
+INSERT INTO bob.r VALUES (shardid.make_id(0, 8002, 0), 1);
+CREATE FUNCTION bob.policy() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN PERFORM bob.escalate(); RETURN true; END $$;
+ALTER TABLE bob.r ENABLE ROW LEVEL SECURITY;
+CREATE POLICY spy ON bob.r USING (bob.policy());
+GRANT USAGE ON SCHEMA bob TO regress_admin;
+GRANT SELECT ON bob.r TO regress_admin;
+-- 3. hostile catalog: a sequence named like a next_id() call, a computed
+-- shard, a text id column
+CREATE SEQUENCE bob."next_id(9,";
+CREATE TABLE bob.s (id bigint DEFAULT shardid.next_id(8003 + 0 * nextval('bob."next_id(9,"')::integer, 1));
+CREATE TABLE bob.s2 (id bigint DEFAULT shardid.next_id(8003, nextval('bob."next_id(9,"')));
+CREATE TABLE bob.x (id text DEFAULT shardid.next_id(8004, 1));
+RESET ROLE;
+
+-- the superuser runs the doctor with bob's schema first on its path
+SET search_path = bob, pg_catalog;
+SELECT problem, object FROM shardid.doctor() WHERE object LIKE 'bob.%';
+RESET search_path;
+-- a non-superuser administrator runs it too: RLS is not applied, the table
+-- is reported instead
+SET ROLE regress_admin;
+SET search_path = bob, pg_catalog;
+SELECT problem, object, detail FROM shardid.doctor() WHERE object LIKE 'bob.%';
+RESET search_path;
+RESET ROLE;
+:superusers;
+SELECT count(*) AS bob_code_ran FROM bob.ran;
+-- the catalog reads the calls, not the names
+SELECT table_name, shard, sequence_name, column_type FROM shardid.id_defaults
+WHERE schema_name = 'bob' ORDER BY table_name;
+
+-- 4. A DEFAULT claiming a shard that lives elsewhere changes no routing.
+CREATE SCHEMA tpl;
+CREATE TABLE tpl.items (id bigint PRIMARY KEY, name text);
+SELECT * FROM shardid.create_shards('tpl', ARRAY[5, 6]);
+SET ROLE regress_bob;
+CREATE TABLE bob.c (id bigint DEFAULT shardid.next_id(5, 1));
+SELECT shardid.register_shard(5, 'bob');
+SELECT shardid.unregister_shard(5);
+INSERT INTO shardid.shard_registry VALUES (7, 'bob');
+UPDATE shardid.shard_registry SET schema_name = 'bob' WHERE shard = 5;
+DELETE FROM shardid.shard_registry WHERE shard = 5;
+RESET ROLE;
+SELECT shardid.shard_schema(5), shardid.id_schema(shardid.make_id(0, 5, 0)), shardid.id_schema(shardid.make_id(0, 6, 0));
+SELECT * FROM shardid.shards ORDER BY shard;
+SELECT problem, object FROM shardid.doctor() WHERE problem NOT IN ('epoch not set') AND object NOT LIKE 'bob.%'
+UNION ALL
+SELECT problem, object FROM shardid.doctor() WHERE object = 'bob.c.id'
+ORDER BY 1, 2;
+
+-- 5. Provisioning under a hostile search_path runs pg_catalog's operators
+SET search_path = bob, pg_catalog;
+CALL shardid.provision_shards('tpl', ARRAY[20, 21]);
+CALL shardid.provision_shards('tpl', 20, 22);
+RESET search_path;
+:superusers;
+SELECT count(*) AS bob_code_ran FROM bob.ran;
+-- a schema of another role is not made a shard
+GRANT CREATE ON DATABASE regress_shardid_appdb TO regress_bob;
+SET ROLE regress_bob;
+CREATE SCHEMA shard_0030;
+GRANT USAGE, CREATE ON SCHEMA shard_0030 TO PUBLIC;
+RESET ROLE;
+SELECT * FROM shardid.create_shards('tpl', ARRAY[30]);
+SELECT count(*) FROM pg_class WHERE relnamespace = 'shard_0030'::regnamespace;
+
+\c :DB_NAME :ROLE_NAME
+SET client_min_messages = warning;
+DROP DATABASE regress_shardid_appdb;
+DROP ROLE regress_alice, regress_bob, regress_admin;
