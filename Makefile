@@ -3,7 +3,7 @@
 EXTENSION = shardid
 
 MODULE_big = shardid
-OBJS = src/shardid.o src/strict.o
+OBJS = src/shardid.o src/strict.o src/catalog.o
 
 DATA = $(wildcard $(EXTENSION)--*.sql)
 SCRIPTS = src/shardid-move
