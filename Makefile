@@ -35,26 +35,28 @@ endif
 
 .PHONY: deps demo test bench unit sanitize
 
-# Debian packages the build, the demo and the tests need (root, apt-get)
+# Debian packages the build and the suites need (root, apt-get); see test/deps.sh
 deps:
-	test/deps.sh
+	PG_CONFIG=$(PG_CONFIG) test/deps.sh
 
 demo: deps
 	$(MAKE) install
-	test/demo.sh
+	PG_CONFIG=$(PG_CONFIG) test/demo.sh
 
+# the whole suite against the server PG_CONFIG names:
+#   make test PG_CONFIG=/path/to/pg_config
 test: deps
 	$(MAKE) install
-	test/run.sh
+	PG_CONFIG=$(PG_CONFIG) test/run.sh
 
 bench:
-	test/deps.sh bench
+	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
 	$(MAKE) install
-	test/bench/bench.sh
+	PG_CONFIG=$(PG_CONFIG) test/bench/bench.sh
 
-# parts of `make test` on their own
-unit: deps
+# parts of `make test` on their own; unit needs a C compiler and nothing else
+unit:
 	test/unit/run.sh
 
 sanitize: deps
-	test/sanitize.sh
+	PG_CONFIG=$(PG_CONFIG) test/sanitize.sh
