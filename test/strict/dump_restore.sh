@@ -2,7 +2,8 @@
 # pg_dump of a database with shardid, two logical-shard schemas and a
 # database-level shardid.epoch, restored with pg_restore into a fresh
 # cluster: DEFAULTs intact, sequences continued, the epoch carried, old ids
-# decode as before, and inserts go on with no duplicate and sorting after
+# decode as before, the shard registry and the schema's owner and
+# privileges carried, and inserts go on with no duplicate and sorting after
 # every restored id.
 . "$(dirname "$0")/../lib_script.sh"
 
@@ -16,12 +17,15 @@ CREATE SCHEMA shard_0002;
 CREATE TABLE shard_0002.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(2), v int);
 INSERT INTO shard_0001.t (v) SELECT g FROM generate_series(1, 20000) g;
 INSERT INTO shard_0002.t (v) SELECT g FROM generate_series(1, 20000) g;
+SELECT shardid.register_shard(1, 'shard_0001'), shardid.register_shard(2, 'shard_0002');
 SQL
-snapshot() {	# what must survive: defaults, sequence position, epoch, decoded times
+snapshot() {	# what must survive: defaults, sequence position, epoch, decoded times, routing
 	q -c "SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid IN ('shard_0001.t'::regclass, 'shard_0002.t'::regclass) ORDER BY adrelid::regclass::text" \
 	  -c "SELECT last_value FROM shard_0001.t_id_seq" \
 	  -c "SHOW shardid.epoch" \
-	  -c "SELECT md5(string_agg(shardid.id_time(id)::text, ',' ORDER BY id)) FROM (SELECT id FROM shard_0001.t UNION ALL SELECT id FROM shard_0002.t) u"
+	  -c "SELECT md5(string_agg(shardid.id_time(id)::text, ',' ORDER BY id)) FROM (SELECT id FROM shard_0001.t UNION ALL SELECT id FROM shard_0002.t) u" \
+	  -c "SELECT string_agg(shard || ':' || schema_name, ' ' ORDER BY shard) FROM shardid.shard_registry" \
+	  -c "SELECT pg_get_userbyid(nspowner) || ' ' || nspacl::text FROM pg_namespace WHERE nspname = 'shardid'"
 }
 before=$(snapshot)
 "$PG_BIN/pg_dump" -Fc -C -f "$SHARDID_TMP/shards.dump" "$src_db" || fail "pg_dump failed"
