@@ -2,7 +2,8 @@
  *
  * compat.h
  *	  Every difference between the PostgreSQL versions shardid builds
- *	  against (13 to 18) is bridged here, and nowhere else.
+ *	  against is bridged here, and nowhere else.  CI builds and tests it on
+ *	  PostgreSQL 15, 17 and 18 (README, "Supported versions").
  *
  * src/compat.h
  *
@@ -14,17 +15,15 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 
-#if PG_VERSION_NUM < 130000
-#error "shardid requires PostgreSQL 13 or later"
+#if PG_VERSION_NUM < 150000
+#error "shardid requires PostgreSQL 15 or later"
 #endif
 
 /*
- * PG 15 split shared memory requests into their own hook; before that they
- * were made directly from _PG_init().
+ * Shared memory is requested from shmem_request_hook, which PG 15 added
+ * (always there now that 15 is the oldest version supported).
  */
-#if PG_VERSION_NUM >= 150000
 #define SHARDID_HAVE_SHMEM_REQUEST_HOOK 1
-#endif
 
 /*
  * PG 17 added the dynamic shared memory registry, which gives an extension
@@ -33,11 +32,6 @@
 #if PG_VERSION_NUM >= 170000
 #define SHARDID_HAVE_DSM_REGISTRY 1
 #include "storage/dsm_registry.h"
-#endif
-
-/* PG 15 renamed EmitWarningsOnPlaceholders() */
-#if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
 #endif
 
 /*
