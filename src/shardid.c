@@ -267,7 +267,7 @@ stamp_id(int32 shard, int64 seq)
 	int64		ms;
 
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
-		stamp = shardid_strict_stamp(shard, seq);
+		stamp = shardid_strict_stamp(shard);	/* seq is not used */
 	else
 		stamp = SHARDID_STATE(session_stamp(shard, seq),
 							  (uint64) seq & SHARDID_SEQ_MASK);

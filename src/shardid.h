@@ -40,7 +40,7 @@ typedef enum ShardidSharedKind
 extern void shardid_shmem_init(void);
 extern ShardidSharedKind shardid_shared_kind(void);
 extern Size shardid_shmem_size(void);
-extern uint64 shardid_strict_stamp(int32 shard, int64 seq);
+extern uint64 shardid_strict_stamp(int32 shard);
 extern void shardid_strict_counters(ShardidCounters *counters,
 									int64 *seeded_ms);
 

@@ -175,36 +175,21 @@ shardid_window_stamp(ShardidWindow *w, int64_t now_ms, int64_t seq)
  * The state of a shard is one 64-bit word, (unix_ms << 10) | seq_field, of
  * the last id stamped for that shard.  Every new id of the shard is strictly
  * greater than it, so ids of one shard are unique and increase in the order
- * they are stamped, whatever seqs the callers pass.  When the seq field
- * would not increase within the current millisecond, the id takes the next
- * millisecond ("borrows" it); the caller bounds how far ahead of the clock
- * that may go.  The word fits one compare-and-swap, so no lock is needed.
+ * they are stamped.  The seq field comes from the shard's own counter, never
+ * from the caller: the first id of a new millisecond gets 0, later ones
+ * count up, and the 1025th in a millisecond carries into the next
+ * millisecond ("borrows" it; the caller bounds how far ahead of the clock
+ * that may go).  So a millisecond holds 1024 ids whatever the order in which
+ * concurrent callers arrive.  The word fits one compare-and-swap, so no lock
+ * is needed.
  * ---------------------------------------------------------------------
  */
 #define SHARDID_STATE_MS(state)		((int64_t) ((state) >> SHARDID_SEQ_BITS))
 #define SHARDID_STATE(ms, field)	(((uint64_t) (ms) << SHARDID_SEQ_BITS) | (uint64_t) (field))
 
-/* next state after last for seq (seq >= 0) at clock reading now_ms */
+/* next state after last at clock reading now_ms */
 static inline uint64_t
-shardid_strict_next(uint64_t last, int64_t now_ms, int64_t seq)
-{
-	uint64_t	field = (uint64_t) seq & SHARDID_SEQ_MASK;
-	uint64_t	candidate = SHARDID_STATE(now_ms, field);
-
-	if (candidate > last)
-		return candidate;
-	if (field > (last & SHARDID_SEQ_MASK))
-		return (last & ~(uint64_t) SHARDID_SEQ_MASK) | field;
-	return SHARDID_STATE(SHARDID_STATE_MS(last) + 1, field);
-}
-
-/*
- * Next state when the seq field comes from the shard's own counter: the
- * first id of a new millisecond gets 0, later ones count up, and the 1025th
- * in a millisecond carries into the next millisecond.
- */
-static inline uint64_t
-shardid_strict_next_counter(uint64_t last, int64_t now_ms)
+shardid_strict_next(uint64_t last, int64_t now_ms)
 {
 	uint64_t	candidate = SHARDID_STATE(now_ms, 0);
 

@@ -160,12 +160,11 @@ atomic_max(pg_atomic_uint64 *var, uint64 value)
 }
 
 /*
- * Stamp one id of shard.  seq >= 0 gives the seq field; seq < 0 takes it
- * from the shard's counter.  Returns the stamp, SHARDID_STATE(unix ms, seq
- * field).
+ * Stamp one id of shard, its seq field from the shard's counter.  Returns
+ * the stamp, SHARDID_STATE(unix ms, seq field).
  */
 uint64
-shardid_strict_stamp(int32 shard, int64 seq)
+shardid_strict_stamp(int32 shard)
 {
 	pg_atomic_uint64 *slot = &shared->slots[shard].state;
 
@@ -199,8 +198,7 @@ shardid_strict_stamp(int32 shard, int64 seq)
 		last = pg_atomic_read_u64(slot);
 		for (;;)
 		{
-			next = seq >= 0 ? shardid_strict_next(last, now, seq)
-				: shardid_strict_next_counter(last, now);
+			next = shardid_strict_next(last, now);
 			if (unlikely(SHARDID_STATE_MS(next) - now > shardid_max_lead_ms) &&
 				!behind)
 				break;

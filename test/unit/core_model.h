@@ -11,7 +11,9 @@
  *	- no id is ever returned twice (exact set of every id returned);
  *	- session guard: per shard, the time field never decreases and a
  *	  millisecond never holds more than 1024 ids;
- *	- strict rule: per shard, ids strictly increase;
+ *	- strict rule: per shard, ids strictly increase, a millisecond is
+ *	  filled with 1024 ids before the next one is taken, whatever seqs
+ *	  the callers pass (they are ignored);
  *	- packing then unpacking gives back millis, shard and seq & 1023;
  *	- the range checks accept exactly the valid shards and millis.
  *
@@ -133,17 +135,17 @@ model_step(Model *m, int shard, int64_t seq, int64_t delta)
 	MODEL_CHECK(m, shardid_unpack_shard(id) == shard, "session: shard does not round-trip");
 	MODEL_CHECK(m, shardid_unpack_seq(id) == (seq & SHARDID_SEQ_MASK), "session: seq does not round-trip");
 
-	/* strict rule, with the sequence and with the counter */
-	next = (seq & 1) ? shardid_strict_next(m->strict[shard], m->clock, seq)
-		: shardid_strict_next_counter(m->strict[shard], m->clock);
+	/* strict rule: the seq field comes from the shard's counter */
+	next = shardid_strict_next(m->strict[shard], m->clock);
 	MODEL_CHECK(m, next > m->strict[shard], "strict: id did not increase");
 	MODEL_CHECK(m, SHARDID_STATE_MS(next) >= m->clock, "strict: time behind the clock");
 	MODEL_CHECK(m, SHARDID_STATE_MS(next) <= (m->clock > SHARDID_STATE_MS(m->strict[shard]) ?
 											  m->clock : SHARDID_STATE_MS(m->strict[shard])) + 1,
 				"strict: moved more than one millisecond past the clock and the last id");
-	if (seq & 1)
-		MODEL_CHECK(m, (int64_t) (next & SHARDID_SEQ_MASK) == (seq & SHARDID_SEQ_MASK),
-					"strict: seq field is not seq & 1023");
+	MODEL_CHECK(m, SHARDID_STATE_MS(next) == SHARDID_STATE_MS(m->strict[shard]) + 1 ?
+				(m->strict[shard] & SHARDID_SEQ_MASK) == SHARDID_SEQ_MASK ||
+				SHARDID_STATE_MS(next) == m->clock : true,
+				"strict: took the next millisecond before this one was full");
 	m->strict[shard] = next;
 	id = shardid_pack(SHARDID_STATE_MS(next) - MODEL_EPOCH, shard,
 					  (int64_t) (next & SHARDID_SEQ_MASK));

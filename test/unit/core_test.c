@@ -100,21 +100,28 @@ static void
 test_strict_rule(void)
 {
 	const char *failure = NULL;
-	uint64_t	st = SHARDID_STATE(1000, 1023);
-	uint64_t	next;
 
-	next = shardid_strict_next(st, 1000, 5);
-	if (next != SHARDID_STATE(1001, 5))
-		failure = "a wrapped seq field did not borrow the next millisecond";
-	else if (shardid_strict_next(next, 1000, 6) != SHARDID_STATE(1001, 6))
-		failure = "an increasing field did not stay in the borrowed millisecond";
-	else if (shardid_strict_next(next, 2000, 0) != SHARDID_STATE(2000, 0))
-		failure = "a later clock did not start a new millisecond";
-	else if (shardid_strict_next_counter(SHARDID_STATE(1000, 1023), 1000) != SHARDID_STATE(1001, 0))
+	if (shardid_strict_next(SHARDID_STATE(1000, 1023), 1000) != SHARDID_STATE(1001, 0))
 		failure = "the counter did not carry into the next millisecond";
-	else if (shardid_strict_next_counter(SHARDID_STATE(1000, 7), 1500) != SHARDID_STATE(1500, 0))
+	else if (shardid_strict_next(SHARDID_STATE(1000, 7), 1000) != SHARDID_STATE(1000, 8))
+		failure = "the counter did not count up within a millisecond";
+	else if (shardid_strict_next(SHARDID_STATE(1000, 7), 1500) != SHARDID_STATE(1500, 0))
 		failure = "the counter did not restart at 0 in a new millisecond";
-	report("strict rule: borrow, carry and restart", failure);
+	else if (shardid_strict_next(SHARDID_STATE(1500, 3), 1000) != SHARDID_STATE(1500, 4))
+		failure = "a clock behind the state moved the state back";
+	else
+	{
+		/* 1024 calls in one millisecond fill it, the 1025th borrows */
+		uint64_t	st = SHARDID_STATE(999, 1023);
+
+		for (int i = 0; i < 1024; i++)
+			st = shardid_strict_next(st, 1000);
+		if (st != SHARDID_STATE(1000, 1023))
+			failure = "1024 ids did not fit one millisecond";
+		else if (shardid_strict_next(st, 1000) != SHARDID_STATE(1001, 0))
+			failure = "the 1025th id did not borrow the next millisecond";
+	}
+	report("strict rule: count, carry and restart", failure);
 }
 
 /* long random runs of mixed traffic */

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Concurrent inserts through the sequence DEFAULT do not burn the shard's
+# milliseconds: 8 pgbench clients insert 500-row statements into one shard
+# while the server's clock reads 30 s behind the shard's state, so that
+# every id is placed by the stamping rule alone and none by the clock.
+# Then N ids must take exactly ceil(N / 1024) milliseconds of id time,
+# whatever order the clients' nextval() results arrive in; the criterion
+# allows 10% more.  A rule that takes the given seq & 1023 and moves to the
+# next millisecond whenever it is not greater than the last one uses several
+# times as many (about 1 ms per 290 ids with 8 clients).  The same for the
+# sequence-free DEFAULT, which has always used the shard's counter.
+. "$(dirname "$0")/../lib_script.sh"
+
+faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+[ -n "$faketime_lib" ] || { fail "libfaketime not installed (Debian package libfaketime)"; finish; }
+
+offset_file="$SHARDID_TMP/faketime.rc"
+echo "+0" >"$offset_file"
+chmod 644 "$offset_file"
+cluster_stop "$SHARDID_CLUSTER"
+cluster_start "$SHARDID_CLUSTER" LD_PRELOAD="$faketime_lib" FAKETIME_TIMESTAMP_FILE="$offset_file" \
+	FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 || { fail "server did not start under libfaketime"; finish; }
+
+q <<'SQL'
+CREATE SCHEMA s14;
+CREATE SEQUENCE s14.t_id_seq;
+CREATE TABLE s14.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(14, nextval('s14.t_id_seq')), v int);
+CREATE TABLE s14.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(14), v int);
+SELECT shardid.next_id(14) IS NOT NULL AS stamped;	-- the shard's state now holds the real time
+SQL
+
+clients=8 statements=10 rows=500
+n=$((clients * statements * rows))
+need=$(((n + 1023) / 1024))
+for table in s14.t s14.u; do
+	waits0=$(q -c "SELECT clock_waits FROM shardid.info()")
+	echo "-30" >"$offset_file"
+	echo "INSERT INTO $table (v) SELECT g FROM generate_series(1, $rows) g;" >"$SHARDID_TMP/seq14.sql"
+	"$PG_BIN/pgbench" -n -c $clients -j 2 -t $statements -f "$SHARDID_TMP/seq14.sql" >"$SHARDID_TMP/seq14.log" 2>&1
+	status=$?
+	echo "+0" >"$offset_file"
+	waits=$(($(q -c "SELECT clock_waits FROM shardid.info()") - waits0))
+	read -r count distinct used <<<"$(q -F' ' -c "
+	    SELECT count(*), count(DISTINCT id), max(shardid.id_millis(id)) - min(shardid.id_millis(id)) + 1
+	    FROM $table")"
+	echo "$table: $count rows from $clients clients, $used ms of id time (ceil(N/1024) = $need), clock waits $waits, pgbench exit $status"
+	expect "$status" = 0 "$table pgbench exit status"
+	expect "$count" = "$n" "$table rows"
+	expect "$distinct" = "$n" "$table distinct ids"
+	expect_le "$used" $(((need * 11 + 9) / 10)) "$table ms of id time for $n ids"
+	expect "$waits" = 0 "$table clock waits"
+done
+
+cluster_stop "$SHARDID_CLUSTER" immediate
+cluster_start "$SHARDID_CLUSTER"
+finish
