@@ -6,7 +6,6 @@ MODULE_big = shardid
 OBJS = src/shardid.o src/strict.o src/catalog.o
 
 DATA = $(wildcard $(EXTENSION)--*.sql)
-SCRIPTS = src/shardid-move
 
 TESTS = $(wildcard sql/*.sql)
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -33,6 +32,16 @@ all install installcheck:
 	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
 endif
 
+# shardid-move, the client program that moves a shard, has its own PGXS
+# Makefile in src/move
+all: move
+install: install-move
+uninstall: uninstall-move
+clean: clean-move
+move install-move uninstall-move clean-move:
+	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
+
+.PHONY: move install-move uninstall-move clean-move
 .PHONY: deps demo test bench unit sanitize
 
 # Debian packages the build and the suites need (root, apt-get); see test/deps.sh

@@ -17,7 +17,7 @@ SHARDID_TMP=""		# its own directory and servers, removed at exit
 
 WRITE_SECONDS=${WRITE_SECONDS:-6}
 move="$PG_BIN/shardid-move"
-[ -x "$move" ] || move=src/shardid-move
+[ -x "$move" ] || move=src/move/shardid-move
 base=$((SHARDID_PORT_BASE + 20))
 ports="$base $((base + 1)) $((base + 2))"
 chmod 777 "$SHARDID_TMP"
@@ -56,27 +56,32 @@ for p in $ports; do total=$((total + $(on "$p" -c "SELECT count(*) FROM shardid.
 expect "$total" = 64 "logical shards provisioned"
 
 # shardid-move refuses bad requests and changes nothing
-refuse() {	# refuse WHAT EXPECTED-MESSAGE ARGS...
-	local what=$1 want=$2 out
-	shift 2
-	out=$("$move" "$@" 2>&1) && { fail "$what: shardid-move succeeded"; return; }
+refuse() {	# refuse WHAT EXPECTED-MESSAGE EXIT-STATUS ARGS...
+	local what=$1 want=$2 code=$3 out status
+	shift 3
+	out=$("$move" "$@" 2>&1)
+	status=$?
+	[ $status = 0 ] && { fail "$what: shardid-move succeeded"; return; }
 	echo "$what: $(echo "$out" | head -1)"
 	echo "$out" | grep -q "$want" || fail "$what: wanted \"$want\", got: $out"
+	expect "$status" = "$code" "$what: exit status"
 }
 p5=$((base + 2))
-refuse "shard out of range" "out of range" --shard 9000 --from "$(conn "$p5")" --to "$(conn "$base")"
-refuse "shard not on the source" "does not live" --shard 5 --from "$(conn "$base")" --to "$(conn "$p5")"
-refuse "unreachable server" "cannot connect to the --to server" --shard 5 --from "$(conn "$p5")" --to "$(conn 1)"
-refuse "shard not a number" "out of range" --shard five --from "$(conn "$p5")" --to "$(conn "$base")"
-refuse "no target" "are required" --shard 5 --from "$(conn "$p5")"
-refuse "unknown option" "unknown argument" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --fast
+refuse "shard out of range" "out of range" 1 --shard 9000 --from "$(conn "$p5")" --to "$(conn "$base")"
+refuse "shard not on the source" "does not live" 1 --shard 5 --from "$(conn "$base")" --to "$(conn "$p5")"
+refuse "unreachable server" "cannot connect to the --to server" 1 --shard 5 --from "$(conn "$p5")" --to "$(conn 1)"
+refuse "shard not a number" "must be a shard number" 2 --shard five --from "$(conn "$p5")" --to "$(conn "$base")"
+refuse "no target" "are required" 2 --shard 5 --from "$(conn "$p5")"
+refuse "option without its value" "needs a value" 2 --shard 5 --from "$(conn "$p5")" --to
+refuse "unknown option" "unknown option" 2 --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --fast
 on "$base" -c "ALTER DATABASE app SET shardid.epoch = '1314220021721'"
-refuse "different epochs" "shardid.epoch differs" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")"
+refuse "different epochs" "shardid.epoch differs" 1 --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")"
 on "$base" -c "ALTER DATABASE app RESET shardid.epoch"
 on "$base" -c "CREATE SCHEMA shard_0005"
-refuse "schema exists on the target" "already exists" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")"
+refuse "schema exists on the target" "already exists" 1 --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")"
 on "$base" -c "DROP SCHEMA shard_0005"
 expect "$(on "$p5" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "no freeze left behind by refused moves"
+expect "$(on "$base" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "no journal written by refused moves"
 
 # 8 writers: user_id % 64 picks the shard, the route file its server
 writer() {
@@ -164,4 +169,9 @@ expect "$(on "$p5" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_
 on "$p7" -c "INSERT INTO shard_0007.events (user_id, writer, n) VALUES (7, 0, 0)" 2>"$SHARDID_TMP/frozen.err" &&
 	fail "the old copy of shard 7 took a write"
 echo "write to the old copy of shard 7: $(grep ERROR "$SHARDID_TMP/frozen.err")"
+for p in $ports; do
+	expect "$(on "$p" -c "SELECT (SELECT count(*) FROM pg_replication_slots) + (SELECT count(*) FROM pg_publication)
+	                          + (SELECT count(*) FROM pg_subscription)")" = 0 "replication slots, publications, subscriptions left on server $p"
+done
+expect "$(on "$p7" -c "SELECT shardid.shard_schema(7)")" = "" "shard 7 unregistered on its old server"
 finish
