@@ -1,4 +1,4 @@
--- Session mode: shardid not preloaded on PostgreSQL 15 and 16, each session
+-- Session mode: shardid not preloaded before PostgreSQL 17, each session
 -- stamping on its own.  Runs only on such a server (test/run.sh picks it).
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
