@@ -300,6 +300,57 @@ done
 q -c "ALTER SYSTEM RESET shardid.max_lead_ms" -c "SELECT pg_reload_conf()" >/dev/null
 report ""
 
+# ------------------------ 4b. several sessions inserting into one shard
+# Each pgbench client runs 500-row INSERTs into the same shard table; the
+# total is CONC_ROWS rows whatever the number of clients.  Id time used is
+# the span of the ids' times; per second of wall time it is 1 while the
+# shard keeps up with the clock, more when ids borrow ahead of it.
+echo "4b. concurrency ..." >&2
+CONC_ROWS=${CONC_ROWS:-640000}
+conc_names="bigserial next_id_seq next_id_free"
+declare -A conc_col=(
+	[bigserial]="bigserial PRIMARY KEY"
+	[next_id_seq]="bigint PRIMARY KEY DEFAULT shardid.next_id(9, nextval('bench.conc_seq'))"
+	[next_id_free]="bigint PRIMARY KEY DEFAULT shardid.next_id(9)"
+)
+q -c "CREATE SEQUENCE bench.conc_seq"
+echo "INSERT INTO bench.conc (v) SELECT g FROM generate_series(1, 500) g;" >"$work/conc.sql"
+report "### Several sessions on one shard"
+report ""
+report "pgbench clients each running \`INSERT INTO t (v) SELECT g FROM generate_series(1, 500) g\` into one shard table, $CONC_ROWS rows in all per run. Id time per wall second: (largest id time - smallest id time) / wall time; 1.00 means the shard kept pace with the clock, more means ids borrowed ahead of it. Lead: the largest id time minus the clock at the end. Clock waits from \`shardid.info()\`."
+report ""
+report "| clients | contender | rows/s | id time per wall second | lead at the end (ms) | clock waits | duplicates |"
+report "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+declare -A conc_idt
+for clients in 1 2 8 32; do
+	for c in $conc_names; do
+		q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench.conc;
+		      CREATE TABLE bench.conc (id ${conc_col[$c]}, v int); CHECKPOINT"
+		w0=$(q -c "SELECT clock_waits FROM shardid.info()")
+		t0=$(date +%s%3N)
+		"$PG_BIN/pgbench" -n -c "$clients" -j "$(( clients < 2 ? 1 : 2 ))" -t $((CONC_ROWS / 500 / clients)) \
+			-f "$work/conc.sql" >"$work/conc.log" 2>&1
+		t1=$(date +%s%3N)
+		read -r rows idt lead dups <<<"$(q -F' ' -c "
+		    SELECT count(*),
+		           CASE WHEN '$c' = 'bigserial' THEN '-' ELSE
+		               round((max(shardid.id_millis(id)) - min(shardid.id_millis(id)))::numeric / ($t1 - $t0), 2)::text END,
+		           CASE WHEN '$c' = 'bigserial' THEN '-' ELSE
+		               round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000)::text END,
+		           count(*) - count(DISTINCT id)
+		    FROM bench.conc")"
+		dups=$((dups + $(grep -c "duplicate key" "$work/conc.log")))
+		waits=$(( $(q -c "SELECT clock_waits FROM shardid.info()") - w0 ))
+		[ "$c" = bigserial ] && waits="-"
+		conc_idt[$clients.$c]=$idt
+		report "| $clients | ${label[$c]} | $(awk -v r="$rows" -v ms="$((t1 - t0))" 'BEGIN {printf "%.0f", r / (ms / 1000)}') | $idt | $lead | $waits | $dups |"
+	done
+done
+q -c "DROP TABLE bench.conc"
+report ""
+report "- id time of the sequence form over the sequence-free form: 8 clients $(ratio "${conc_idt[8.next_id_seq]}" "${conc_idt[8.next_id_free]}")x, 32 clients $(ratio "${conc_idt[32.next_id_seq]}" "${conc_idt[32.next_id_free]}")x."
+report ""
+
 # -------------------------------------------- provisioning 2000 logical shards
 echo "provisioning ..." >&2
 q >/dev/null <<'SQL'
