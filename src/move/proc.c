@@ -88,7 +88,69 @@ nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* a directory only this user can enter, for the dump and children's output */
+static void
+remove_dir_files(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+	{
+		char	   *path;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		path = xprintf("%s/%s", dir, e->d_name);
+		unlink(path);
+		free(path);
+	}
+	closedir(d);
+}
+
+/*
+ * Private directories of earlier runs killed by SIGKILL or a power loss:
+ * ours (same user), named after a process that no longer exists.
+ */
+static void
+remove_stale_dirs(const char *base)
+{
+	DIR		   *d = opendir(base);
+	struct dirent *e;
+	size_t		plen = strlen(PROGNAME ".");
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+	{
+		char	   *end;
+		long		pid;
+		char	   *path;
+		struct stat st;
+
+		if (strncmp(e->d_name, PROGNAME ".", plen) != 0)
+			continue;
+		pid = strtol(e->d_name + plen, &end, 10);
+		if (pid <= 0 || *end != '.' || strlen(end) != 7)
+			continue;
+		if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+			continue;
+		path = xprintf("%s/%s", base, e->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid())
+		{
+			remove_dir_files(path);
+			rmdir(path);
+		}
+		free(path);
+	}
+	closedir(d);
+}
+
+/*
+ * A directory only this user can enter, for the dump and children's output,
+ * named after our pid so that a later run can remove it if we are killed.
+ */
 char *
 private_dir_make(void)
 {
@@ -97,7 +159,8 @@ private_dir_make(void)
 
 	if (base == NULL || base[0] == '\0')
 		base = "/tmp";
-	tmpl = xprintf("%s/" PROGNAME ".XXXXXX", base);
+	remove_stale_dirs(base);
+	tmpl = xprintf("%s/" PROGNAME ".%d.XXXXXX", base, (int) getpid());
 	if (mkdtemp(tmpl) == NULL)		/* mode 0700 */
 	{
 		error_msg("could not create a private directory in \"%s\": %s", base, strerror(errno));
@@ -113,26 +176,9 @@ private_dir_make(void)
 void
 private_dir_remove(void)
 {
-	DIR		   *d;
-	struct dirent *e;
-
 	if (private_dir == NULL || getpid() != private_dir_owner)
 		return;
-	d = opendir(private_dir);
-	if (d != NULL)
-	{
-		while ((e = readdir(d)) != NULL)
-		{
-			char	   *path;
-
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			path = xprintf("%s/%s", private_dir, e->d_name);
-			unlink(path);
-			free(path);
-		}
-		closedir(d);
-	}
+	remove_dir_files(private_dir);
 	if (rmdir(private_dir) != 0 && errno != ENOENT)
 		warning_msg("could not remove directory \"%s\": %s", private_dir, strerror(errno));
 	free(private_dir);

@@ -657,13 +657,11 @@ report_server(Server *s, const char *side, char **slots_out)
 	else
 		journal = xstrdup("no journal row");
 
-	say("%s server (%s): shard %d %s; %s; %s%s%s%s%s%s%s",
-		s->option, s->where, M.shard,
-		registered ? "registered" : "not registered",
-		schema_state,
-		pub ? "publication " : "", pub ? pub : "", pub ? "; " : "",
-		sub ? "subscription " : "", sub ? sub : "", sub ? "; " : "",
-		slots && slots[0] ? "replication slots present; " : "");
+	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, M.shard,
+		registered ? "registered" : "not registered", schema_state,
+		pub ? "; publication " : "", pub ? pub : "",
+		sub ? "; subscription " : "", sub ? sub : "",
+		slots && slots[0] ? "; replication slots of the move" : "");
 	say("%s server: %s", s->option, journal);
 	*slots_out = slots;
 	free(schema_state);
@@ -2498,6 +2496,9 @@ main(int argc, char **argv)
 		error_msg("pg_dump and pg_restore are needed: neither next to %s nor on PATH", PROGNAME);
 		finish(EXIT_FAILED, "failed");
 	}
+	M.tmpdir = private_dir_make();
+	if (M.tmpdir == NULL)
+		finish(EXIT_FAILED, "failed");
 	connect_both();
 	check_servers();
 
@@ -2520,9 +2521,6 @@ main(int argc, char **argv)
 		inspect_source();
 		if (target_rank(M.dst_phase) < RANK_CUT_OVER)
 			M.changed = true;
-		M.tmpdir = private_dir_make();
-		if (M.tmpdir == NULL)
-			finish(EXIT_UNFINISHED, "unfinished");
 		run_move();
 	}
 	else if (M.do_resume)
@@ -2540,9 +2538,6 @@ main(int argc, char **argv)
 		say("moving shard %d (schema \"%s\": %s, %s) %s", M.shard, M.schema,
 			count_of(M.ntables, "table", "tables"), count_of(M.nseqs, "sequence", "sequences"),
 			M.online ? "online, with logical replication" : "offline");
-		M.tmpdir = private_dir_make();
-		if (M.tmpdir == NULL)
-			finish(EXIT_FAILED, "failed");
 		run_move();
 	}
 	if (M.drop_source)

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# test/cluster/move_faults.sh: shardid-move interrupted in every phase, for real.
+#
+# Two PostgreSQL servers on loopback (wal_level = logical), one logical
+# shard whose schema name has capitals, spaces, double quotes, a dot and 63
+# bytes, with a table named "my events", and next to it on the source a
+# schema that an unquoted dump pattern would match instead.  The shard moves
+# back and forth.  For each phase of an offline move (freeze, restore, copy,
+# verify, cutover) and of an online move (copy, freeze, catch-up, verify,
+# cutover), the move is paused there (SHARDID_MOVE_PAUSE_AT) and hit with
+# SIGINT, SIGTERM, SIGHUP, or SIGKILL followed by --abort or by --resume.
+# After each: no row lost, none doubled, the shard registered and writable
+# on exactly one server, no replication slot, publication, subscription,
+# unfinished journal row or private directory left anywhere.
+# Then: a malformed command line exits 2 at once, a schema that already
+# exists on the target is refused, the target server killed during the
+# copy, and the source server restarted during online replication.
+cd "$(dirname "$0")/../.." || exit 1
+SHARDID_TMP=""		# its own directory and servers, removed at exit
+. test/lib_script.sh
+
+move="$PG_BIN/shardid-move"
+[ -x "$move" ] || move=src/move/shardid-move
+base=$((SHARDID_PORT_BASE + 40))
+A=$base
+B=$((base + 1))
+chmod 777 "$SHARDID_TMP"
+export TMPDIR="$SHARDID_TMP/tmp"
+mkdir -p "$TMPDIR"
+marker="$SHARDID_TMP/paused"
+pid=""
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
+
+for n in a b; do
+	port=$([ $n = a ] && echo $A || echo $B)
+	cluster_init "$n" "$port" "wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10" \
+		"wal_retrieve_retry_interval = 200ms" "shardid.epoch = '2026-01-01 00:00:00+00'" || exit 1
+	cluster_start "$n" || exit 1
+	q -d "host=$SHARDID_TMP port=$port user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
+	q -d "host=$SHARDID_TMP port=$port user=postgres dbname=app" -c "CREATE EXTENSION shardid" >/dev/null || exit 1
+done
+conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
+on() { local p=$1; shift; q -d "$(conn "$p")" "$@"; }
+name_of() { [ "$1" = "$A" ] && echo A || echo B; }
+
+# 59 bytes of prefix and 4 digits: a schema name of 63 bytes
+PREFIX='Shard_ "Q" a.b '
+while [ ${#PREFIX} -lt 59 ]; do PREFIX="${PREFIX}x"; done
+SCHEMA="${PREFIX}0005"
+QS="\"${SCHEMA//\"/\"\"}\""
+DECOY=$(echo "$SCHEMA" | tr '[:upper:]' '[:lower:]')
+QD="\"${DECOY//\"/\"\"}\""
+T="$QS.\"my events\""
+on "$A" >/dev/null <<SQL || exit 1
+CREATE SCHEMA app_template;
+CREATE TABLE app_template."my events" (id bigint PRIMARY KEY, n int NOT NULL UNIQUE, body text);
+CREATE TABLE app_template.notes (id bigint PRIMARY KEY, note text);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5], prefix => '$PREFIX');
+INSERT INTO $QS.notes (note) VALUES ('one'), ('two');
+CREATE SCHEMA $QD;
+CREATE TABLE $QD.decoy (x int);
+SQL
+expect "${#SCHEMA}" = 63 "bytes in the schema name"
+expect "$(on "$A" -c "SELECT shardid.shard_schema(5)")" = "$SCHEMA" "shard 5 registered on A"
+
+N=0
+add_row() {	# add_row PORT: one more row through the shard's DEFAULT; true if written
+	on "$1" -c "INSERT INTO $T (n, body) VALUES ($((N + 1)), 'row')" >/dev/null 2>&1 && N=$((N + 1))
+}
+for i in $(seq 1 20); do add_row "$A"; done
+expect "$N" = 20 "rows written before the moves"
+
+writable() { on "$1" -c "BEGIN; INSERT INTO $T (n, body) VALUES (0, 'probe'); ROLLBACK" >/dev/null 2>&1; }
+
+# check_state HERE LABEL: the shard lives on HERE only, whole, nothing left over
+check_state() {
+	local here=$1 label=$2 p there cnt dist mx reg wr
+	there=$([ "$here" = "$A" ] && echo "$B" || echo "$A")
+	reg=$(on "$here" -c "SELECT shardid.shard_schema(5)")
+	expect "$reg" = "$SCHEMA" "$label: shard registered on $(name_of "$here")"
+	expect "$(on "$there" -c "SELECT shardid.shard_schema(5)")" = "" "$label: shard not registered on $(name_of "$there")"
+	writable "$here" || fail "$label: the shard does not take writes on $(name_of "$here")"
+	writable "$there" && fail "$label: the shard also takes writes on $(name_of "$there")"
+	read -r cnt dist mx <<<"$(on "$here" -F' ' -c "SELECT count(*), count(DISTINCT n), coalesce(max(n), 0) FROM $T")"
+	expect "$cnt $dist $mx" = "$N $N $N" "$label: rows (count, distinct, largest n)"
+	expect "$(on "$here" -c "SELECT count(*) FROM $QS.notes")" = 2 "$label: rows of the second table"
+	for p in $A $B; do
+		expect "$(on "$p" -c "SELECT (SELECT count(*) FROM pg_replication_slots) || ' ' ||
+		                             (SELECT count(*) FROM pg_publication) || ' ' || (SELECT count(*) FROM pg_subscription)")" \
+			= "0 0 0" "$label: replication slots, publications, subscriptions on $(name_of "$p")"
+		expect "$(on "$p" -c "SELECT count(*) FROM shardid.move_journal
+		                      WHERE phase NOT IN ('done', 'moved-away', 'dropped', 'aborted')")" = 0 \
+			"$label: unfinished journal rows on $(name_of "$p")"
+	done
+	expect "$(on "$B" -c "SELECT count(*) FROM pg_namespace WHERE nspname = '${DECOY//\'/\'\'}'")" = 0 \
+		"$label: the look-alike schema never reaches B"
+	expect "$(ls -A "$TMPDIR" | wc -l)" = 0 "$label: private directories left"
+}
+
+src=$A
+dst=$B
+# moved LABEL: the shard went from src to dst: drop the old copy, swap roles
+moved() {
+	local out
+	out=$("$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" --drop-source --yes 2>&1) ||
+		fail "$1: --drop-source failed: $out"
+	expect "$(on "$src" -c "SELECT count(*) FROM pg_namespace WHERE nspname = '${SCHEMA//\'/\'\'}'")" = 0 \
+		"$1: the old copy dropped"
+	local t=$src
+	src=$dst
+	dst=$t
+}
+
+run_paused() {	# run_paused PHASE ARGS...: start a move that stops at PHASE
+	local phase=$1
+	shift
+	rm -f "$marker"
+	SHARDID_MOVE_PAUSE_AT=$phase SHARDID_MOVE_PAUSE_FILE=$marker \
+		"$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" "$@" >"$SHARDID_TMP/move.log" 2>&1 &
+	pid=$!
+	local i
+	for i in $(seq 1 600); do
+		[ -e "$marker" ] && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "move did not pause at $phase: $(cat "$SHARDID_TMP/move.log")"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	pid=""
+	return 1
+}
+
+stop_with() {	# stop_with SIGNAL: signal the paused move, give its exit status
+	local status
+	kill -"$1" "$pid"
+	wait "$pid" 2>/dev/null
+	status=$?
+	pid=""
+	return $status
+}
+
+tool() {	# tool ARGS...: a follow-up run, its output in $out, exit status returned
+	out=$("$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" "$@" 2>&1)
+}
+
+matrix_case() {	# matrix_case METHOD PHASE SIGNAL [abort|resume]
+	local method=$1 phase=$2 sig=$3 follow=${4:-} label status wrote=0 opt=""
+	label="$method/$phase/$sig${follow:+/$follow}"
+	[ "$method" = online ] && opt=--online
+	run_paused "$phase" $opt || return
+	# a write while paused lands on at most one server, and is kept
+	add_row "$src" && wrote=$((wrote + 1))
+	add_row "$dst" && wrote=$((wrote + 1))
+	expect_le "$wrote" 1 "$label: servers taking a write while paused"
+	stop_with "$sig"
+	status=$?
+	if [ "$sig" != KILL ]; then
+		if [ "$phase" = cutover ]; then
+			expect "$status" = 3 "$label: exit status (past the point of no return)"
+			grep -q -- "--resume" "$SHARDID_TMP/move.log" || fail "$label: no hint to --resume"
+			tool --resume
+			expect "$?" = 0 "$label: --resume after the interruption"
+			check_state "$dst" "$label"
+			moved "$label"
+		else
+			expect "$status" = 1 "$label: exit status (undone)"
+			grep -q "the move was undone" "$SHARDID_TMP/move.log" || fail "$label: no word of the undo: $(cat "$SHARDID_TMP/move.log")"
+			check_state "$src" "$label"
+		fi
+		echo "ok $label: exit $status"
+		return
+	fi
+	# SIGKILL: the next plain run sees the journal and refuses
+	tool
+	expect "$?" = 1 "$label: a new run after SIGKILL"
+	echo "$out" | grep -q "unfinished" || fail "$label: the new run does not mention the unfinished move: $out"
+	if [ "$follow" = abort ]; then
+		tool --abort
+		status=$?
+		if [ "$phase" = cutover ]; then
+			expect "$status" = 1 "$label: --abort past the point of no return is refused"
+			tool --resume
+			expect "$?" = 0 "$label: --resume"
+			check_state "$dst" "$label"
+			moved "$label"
+		else
+			expect "$status" = 0 "$label: --abort"
+			check_state "$src" "$label"
+		fi
+	else
+		tool --resume
+		status=$?
+		expect "$status" = 0 "$label: --resume"
+		[ "$status" = 0 ] || echo "$out"
+		check_state "$dst" "$label"
+		moved "$label"
+	fi
+	echo "ok $label"
+}
+
+start=$(date +%s)
+for method in offline online; do
+	if [ "$method" = offline ]; then phases="freeze restore copy verify cutover"; else phases="copy freeze catch-up verify cutover"; fi
+	for phase in $phases; do
+		for sig in INT TERM HUP; do matrix_case "$method" "$phase" "$sig"; done
+		matrix_case "$method" "$phase" KILL abort
+		matrix_case "$method" "$phase" KILL resume
+	done
+done
+echo "matrix: $(( $(date +%s) - start )) s"
+
+# a malformed command line exits 2 at once
+t0=$(date +%s%3N)
+timeout 5 "$move" --shard 5 --from "$(conn "$src")" --to >/dev/null 2>&1
+expect "$?" = 2 "an option without its value"
+timeout 5 "$move" --shard 5 --to "$(conn "$dst")" --from >/dev/null 2>&1
+expect "$?" = 2 "--from without its value"
+timeout 5 "$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" --timeout >/dev/null 2>&1
+expect "$?" = 2 "--timeout without its value"
+timeout 5 "$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" --abort --resume >/dev/null 2>&1
+expect "$?" = 2 "--abort with --resume"
+expect_le $(( $(date +%s%3N) - t0 )) 2000 "ms for four malformed command lines"
+
+# a schema of that name already on the target: refused, nothing changed
+on "$dst" -c "CREATE SCHEMA $QS; CREATE TABLE $QS.keep (x int); INSERT INTO $QS.keep VALUES (1)"
+tool
+expect "$?" = 1 "schema already on the target"
+echo "$out" | grep -q "already exists" || fail "schema already on the target: $out"
+expect "$(on "$dst" -c "SELECT count(*) FROM $QS.keep")" = 1 "the target's own schema untouched"
+on "$dst" -c "SET client_min_messages = warning; DROP SCHEMA $QS CASCADE"
+check_state "$src" "schema already on the target"
+
+# the target server killed during the copy
+dstname=$([ "$dst" = "$A" ] && echo a || echo b)
+on "$src" -c "INSERT INTO $T (n, body) SELECT $N + g, repeat('x', 200) FROM generate_series(1, 200000) g"
+N=$((N + 200000))
+if run_paused restore; then
+	rm -f "$marker"
+	for i in $(seq 1 200); do
+		[ "$(on "$dst" -c "SELECT count(*) FROM pg_stat_progress_copy" 2>/dev/null)" = 1 ] && break
+		sleep 0.02
+	done
+	cluster_stop "$dstname" immediate
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 3 "target killed during the copy: exit status (undo incomplete)"
+	grep -q "takes its writes\|takes writes again" "$SHARDID_TMP/move.log" ||
+		fail "target killed: the source was not made writable: $(cat "$SHARDID_TMP/move.log")"
+	writable "$src" || fail "target killed: the source does not take writes"
+	cluster_start "$dstname" || exit 1
+	tool
+	expect "$?" = 1 "target killed: a new run sees the unfinished move"
+	tool --abort
+	expect "$?" = 0 "target killed: --abort once it is back"
+	check_state "$src" "target killed during the copy"
+	echo "ok target killed during the copy"
+fi
+
+# the source server restarted during online replication: the move goes on
+srcname=$([ "$src" = "$A" ] && echo a || echo b)
+if run_paused copy --online; then
+	cluster_stop "$srcname" fast
+	cluster_start "$srcname" || exit 1
+	add_row "$src" || fail "source restarted: no write before the cutover"
+	rm -f "$marker"
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 0 "source restarted during online replication: the move finishes"
+	[ "$status" = 0 ] || cat "$SHARDID_TMP/move.log"
+	check_state "$dst" "source restarted during online replication"
+	moved "source restarted"
+	echo "ok source restarted during online replication"
+fi
+
+# --json: one object on standard output
+json=$("$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" --json 2>/dev/null)
+expect "$?" = 0 "a move with --json"
+echo "$json" | grep -q '"outcome": "done"' || fail "--json summary: $json"
+echo "$json" | grep -q '"rows": '"$N" || fail "--json rows: $json"
+check_state "$dst" "--json move"
+moved "--json move"
+echo "total: $(( $(date +%s) - start )) s"
+finish
