@@ -3,7 +3,7 @@
 EXTENSION = shardid
 
 MODULE_big = shardid
-OBJS = src/shardid.o src/strict.o src/catalog.o
+OBJS = src/shardid.o src/shared.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
 
 DATA = $(wildcard $(EXTENSION)--*.sql)
 

@@ -706,6 +706,53 @@ SET row_security = off;
 -- 3. Durable high-water mark and the epoch of the ids
 -- =====================================================================
 
+-- Two replication origins, cluster-wide (pg_replication_origin is a shared
+-- catalog), hold what must survive crashes, restarts and failovers: H, the
+-- bound no id's time ever passes, and the epoch the server's ids were made
+-- with.  Core WAL-logs their progress, replays it on standbys and after a
+-- crash, and checkpoints it.  Another database's install may have made them
+-- already; dropping the extension leaves them, as other databases may use
+-- them.
+SELECT pg_catalog.pg_replication_origin_create(o.name)
+FROM (VALUES ('shardid_high_water'), ('shardid_epoch')) o(name)
+WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname = o.name);
+
+-- info() gains the durable state's columns
+DROP FUNCTION info();
+CREATE FUNCTION info(OUT epoch timestamptz,
+                     OUT epoch_ms bigint,
+                     OUT layout text,
+                     OUT max_shard integer,
+                     OUT ids_per_ms_per_shard integer,
+                     OUT sign_bit_at timestamptz,
+                     OUT time_field_ends_at timestamptz,
+                     OUT mode text,
+                     OUT shared_memory text,
+                     OUT max_lead_ms integer,
+                     OUT clock_waits bigint,
+                     OUT clock_behind_calls bigint,
+                     OUT max_clock_step_back_ms bigint,
+                     OUT seeded_at timestamptz,
+                     OUT high_water_mark timestamptz,
+                     OUT high_water_writes bigint,
+                     OUT ids_epoch timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_info'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION info() IS
+'the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, and the durable high-water mark and epoch of the ids';
+
+CREATE FUNCTION adopt_epoch()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_adopt_epoch_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE EXECUTE ON FUNCTION adopt_epoch() FROM PUBLIC;
+
+COMMENT ON FUNCTION adopt_epoch() IS
+'superusers: make the shardid.epoch in force the epoch of this server''s ids, a deliberate new start (migration step); returns it';
+
 -- =====================================================================
 -- 4. Move journal (shardid-move)
 -- =====================================================================

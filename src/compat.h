@@ -35,6 +35,21 @@
 #endif
 
 /*
+ * Replication origins have state slots of their own from PG 18 on
+ * (max_active_replication_origins); before, they share the number of
+ * max_replication_slots.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "replication/origin.h"
+#define shardid_origin_slots max_active_replication_origins
+#define SHARDID_ORIGIN_SLOTS_NAME "max_active_replication_origins"
+#else
+#include "replication/slot.h"
+#define shardid_origin_slots max_replication_slots
+#define SHARDID_ORIGIN_SLOTS_NAME "max_replication_slots"
+#endif
+
+/*
  * A GUC check hook's "extra" is allocated with guc_malloc() from PG 16 on,
  * with plain malloc() before.
  */

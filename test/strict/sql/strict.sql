@@ -5,12 +5,15 @@
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 
--- when the shared state was set up every shard was seeded max_lead_ms ahead
--- of the clock: at start when preloaded, at first use through the registry
+-- the first stamp after the start (or a promotion) seeded every shard past
+-- the durable high-water mark H and the clock; H stays ahead of every id
+SELECT shardid.next_id(1) > 0 AS stamped;
 SELECT mode, shared_memory IN ('shared_preload_libraries', 'dynamic shared memory') AS shared,
        max_lead_ms,
-       seeded_at >= pg_postmaster_start_time() + max_lead_ms * interval '1 ms' - interval '2 s'
-       AND seeded_at <= clock_timestamp() + max_lead_ms * interval '1 ms' AS seeded_ahead
+       seeded_at >= pg_postmaster_start_time() AS seeded_after_start,
+       high_water_mark > clock_timestamp() AS high_water_ahead,
+       high_water_writes >= 1 AS high_water_written,
+       ids_epoch = epoch AS ids_epoch_remembered
 FROM shardid.info();
 
 -- ids of a shard increase in the order they are stamped, whatever seqs

@@ -1,28 +1,33 @@
 /*-------------------------------------------------------------------------
  *
- * strict.c
+ * shared.c
  *	  Stamping state shared by all sessions of a server ("strict mode").
  *
  * With shardid in shared_preload_libraries (or, from PostgreSQL 17, through
  * the dynamic shared memory registry), every shard has one 64-bit word in
  * shared memory holding the last id it stamped, minus the shard bits.  A
- * new id is derived from it by the strict rule of shardid_core.h and
- * published with one compare-and-swap: no lock, no WAL, no allocation.
+ * new id is derived from it by the strict rule of shardid_core.h (the seq
+ * field from the shard's counter) and published with one compare-and-swap:
+ * no lock, no allocation.  Before it is handed out, its time must lie at or
+ * below the durable high-water mark H (mark.c); one atomic read tells, and
+ * H is raised ahead of need about once a second.
  *
  * Borrowing: when a shard needs more than 1024 ids in a millisecond, its
  * ids take the next milliseconds ahead of the wall clock, at most
  * shardid.max_lead_ms ahead; past that, callers wait for the clock.
  *
- * Clock steps back: the state never goes back, so ids keep increasing.
- * While the clock reads earlier than the latest reading any session has
- * seen, ids move on from where they were without waiting (waiting would last
- * as long as the step), and the step is counted for shardid.info().
+ * Clock behind: the state never goes back, so ids keep increasing.  While
+ * the clock reads earlier than the latest reading any session has seen (or
+ * than H after a start), ids move on from where they were without waiting
+ * (waiting would last as long as the step), and the calls are counted for
+ * shardid.info().
  *
- * Restarts: shared memory is set up anew at server start.  Every shard's
- * state then starts shardid.max_lead_ms ahead of the clock, past any id that
- * could have been stamped before a crash.
+ * Starts, crashes and promotions: the state is set up anew with shared
+ * memory and seeded lazily, by the first stamp once recovery has ended:
+ * every shard then starts past max(H, clock), so ids made afterwards sort
+ * after every id made before, whatever the clock did.
  *
- * src/strict.c
+ * src/shared.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +40,10 @@
 #include "storage/shmem.h"
 
 #include "compat.h"
-#include "shardid.h"
+#include "clock.h"
+#include "mark.h"
+#include "settings.h"
+#include "shared.h"
 
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
@@ -48,10 +56,12 @@ typedef union ShardidSlot
 
 typedef struct ShardidShared
 {
+	ShardidMark mark;			/* H and the lock that seeds */
 	pg_atomic_uint64 clock_high;	/* latest clock reading seen, unix ms */
 	pg_atomic_uint64 clock_waits;
 	pg_atomic_uint64 clock_behind_calls;
 	pg_atomic_uint64 max_step_back_ms;
+	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
 } ShardidShared;
@@ -59,10 +69,16 @@ typedef struct ShardidShared
 static ShardidShared *shared = NULL;
 static ShardidSharedKind shared_kind = SHARDID_SHARED_NONE;
 
+/*
+ * This backend checked that it may stamp (not in recovery, the epoch is the
+ * remembered one) under these generations of the epoch setting and of the
+ * shared mark; 0: not yet.
+ */
+static uint32 ready_settings = 0;
+static uint32 ready_shared = 0;
+
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-#ifdef SHARDID_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 
 Size
 shardid_shmem_size(void)
@@ -70,24 +86,23 @@ shardid_shmem_size(void)
 	return sizeof(ShardidShared);
 }
 
-/* set up a new shared state: every shard starts past the largest lead */
+/* set up a new shared state; shards are seeded by the first stamp */
 static void
 shared_state_init(void *ptr)
 {
 	ShardidShared *s = (ShardidShared *) ptr;
-	int64		now = shardid_clock_ms();
 
-	pg_atomic_init_u64(&s->clock_high, (uint64) now);
+	shardid_mark_init(&s->mark);
+	pg_atomic_init_u64(&s->clock_high, (uint64) shardid_clock_ms());
 	pg_atomic_init_u64(&s->clock_waits, 0);
 	pg_atomic_init_u64(&s->clock_behind_calls, 0);
 	pg_atomic_init_u64(&s->max_step_back_ms, 0);
-	s->seeded_ms = now + shardid_max_lead_ms;
+	pg_atomic_init_u32(&s->seeded, 0);
+	s->seeded_ms = 0;
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
-		pg_atomic_init_u64(&s->slots[i].state,
-						   SHARDID_STATE(s->seeded_ms, SHARDID_SEQ_MASK));
+		pg_atomic_init_u64(&s->slots[i].state, 0);
 }
 
-#ifdef SHARDID_HAVE_SHMEM_REQUEST_HOOK
 static void
 shardid_shmem_request(void)
 {
@@ -95,7 +110,6 @@ shardid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(shardid_shmem_size());
 }
-#endif
 
 static void
 shardid_shmem_startup(void)
@@ -120,12 +134,8 @@ shardid_shmem_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-#ifdef SHARDID_HAVE_SHMEM_REQUEST_HOOK
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shardid_shmem_request;
-#else
-	RequestAddinShmemSpace(shardid_shmem_size());
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shardid_shmem_startup;
 }
@@ -150,6 +160,12 @@ shardid_shared_kind(void)
 	return shared_kind;
 }
 
+ShardidMark *
+shardid_shared_mark(void)
+{
+	return shared_kind == SHARDID_SHARED_NONE ? NULL : &shared->mark;
+}
+
 static void
 atomic_max(pg_atomic_uint64 *var, uint64 value)
 {
@@ -160,6 +176,50 @@ atomic_max(pg_atomic_uint64 *var, uint64 value)
 }
 
 /*
+ * Seed every shard past max(H, clock), once per shared state, after
+ * recovery has ended.  A clock behind H then counts as behind: ids continue
+ * from H at once instead of waiting for the clock.
+ */
+static void
+seed(void)
+{
+	int64		high = shardid_mark_durable();
+
+	LWLockAcquire(&shared->mark.lock, LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+	{
+		int64		start = Max(high, shardid_clock_ms());
+
+		for (int i = 0; i < SHARDID_NSHARDS; i++)
+			atomic_max(&shared->slots[i].state,
+					   SHARDID_STATE(start, SHARDID_SEQ_MASK));
+		atomic_max(&shared->clock_high, (uint64) high);
+		atomic_max(&shared->mark.high_water, (uint64) high);
+		shared->seeded_ms = start;
+		pg_write_barrier();
+		pg_atomic_write_u32(&shared->seeded, 1);
+	}
+	LWLockRelease(&shared->mark.lock);
+}
+
+/* what a backend checks before its first stamp, and after a change */
+static pg_noinline void
+prepare(void)
+{
+	uint32		generation = pg_atomic_read_u32(&shared->mark.generation);
+
+	shardid_refuse_in_recovery();
+	shardid_mark_attach(&shared->mark);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
+	/* a clock outside the epoch's range says more than a changed epoch */
+	shardid_check_moment(shardid_clock_ms(), shardid_epoch_ms, "current time", false);
+	shardid_check_epoch();
+	ready_settings = shardid_epoch_generation;
+	ready_shared = generation;
+}
+
+/*
  * Stamp one id of shard, its seq field from the shard's counter.  Returns
  * the stamp, SHARDID_STATE(unix ms, seq field).
  */
@@ -167,6 +227,10 @@ uint64
 shardid_strict_stamp(int32 shard)
 {
 	pg_atomic_uint64 *slot = &shared->slots[shard].state;
+
+	if (unlikely(ready_settings != shardid_epoch_generation ||
+				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
+		prepare();
 
 	for (;;)
 	{
@@ -184,7 +248,7 @@ shardid_strict_stamp(int32 shard)
 		high = pg_atomic_read_u64(&shared->clock_high);
 		pg_read_barrier();
 		now = shardid_clock_ms();
-		shardid_check_clock(now);
+		shardid_check_moment(now, shardid_epoch_ms, "current time", false);
 
 		behind = (uint64) now < high;
 		if (unlikely(behind))
@@ -198,10 +262,26 @@ shardid_strict_stamp(int32 shard)
 		last = pg_atomic_read_u64(slot);
 		for (;;)
 		{
+			int64		ms;
+
 			next = shardid_strict_next(last, now);
-			if (unlikely(SHARDID_STATE_MS(next) - now > shardid_max_lead_ms) &&
-				!behind)
+			ms = SHARDID_STATE_MS(next);
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
 				break;
+			/* no id past the durable H; raise it ahead of need */
+			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
+						 (int64) pg_atomic_read_u64(&shared->mark.high_water)))
+			{
+				bool		past = ms > (int64) pg_atomic_read_u64(&shared->mark.high_water);
+
+				shardid_mark_raise(&shared->mark, ms);
+				if (past)
+				{
+					/* raising took time: derive again */
+					last = pg_atomic_read_u64(slot);
+					continue;
+				}
+			}
 			if (pg_atomic_compare_exchange_u64(slot, &last, next))
 				return next;
 			/* another session stamped this shard meanwhile: derive again */
@@ -214,11 +294,13 @@ shardid_strict_stamp(int32 shard)
 }
 
 void
-shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms)
+shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
+						int64 *high_water_writes)
 {
 	Assert(shared != NULL);
 	counters->clock_waits = pg_atomic_read_u64(&shared->clock_waits);
 	counters->clock_behind_calls = pg_atomic_read_u64(&shared->clock_behind_calls);
 	counters->max_step_back_ms = pg_atomic_read_u64(&shared->max_step_back_ms);
-	*seeded_ms = shared->seeded_ms;
+	*seeded_ms = pg_atomic_read_u32(&shared->seeded) ? shared->seeded_ms : -1;
+	*high_water_writes = (int64) pg_atomic_read_u64(&shared->mark.writes);
 }

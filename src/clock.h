@@ -1,0 +1,77 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock.h
+ *	  The wall clock, time conversions and the checks that keep an id's
+ *	  time inside the part of the time field that sorts.
+ *
+ * Depends on nothing of shardid but the pure core: the epoch is passed in
+ * by the caller.
+ *
+ * src/clock.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_CLOCK_H
+#define SHARDID_CLOCK_H
+
+#include "datatype/timestamp.h"
+
+#include "shardid_core.h"
+
+/* PostgreSQL timestamps count microseconds from 2000-01-01 */
+#define SHARDID_UNIX_TO_PG_EPOCH_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+
+/* floor division, for times before 1970 or 2000 */
+static inline int64
+shardid_floor_div(int64 a, int64 b)
+{
+	int64		q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static inline TimestampTz
+shardid_unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return (unix_ms - SHARDID_UNIX_TO_PG_EPOCH_MS) * 1000;
+}
+
+static inline int64
+shardid_timestamptz_to_unix_ms(TimestampTz ts)
+{
+	return shardid_floor_div(ts, 1000) + SHARDID_UNIX_TO_PG_EPOCH_MS;
+}
+
+/* counters of how stamping went, for shardid.info() */
+typedef struct ShardidCounters
+{
+	uint64		clock_waits;	/* calls that waited for the clock */
+	uint64		clock_behind_calls; /* ids stamped while the clock was behind */
+	uint64		max_step_back_ms;	/* largest step back of the clock seen */
+} ShardidCounters;
+
+extern const char *shardid_format_unix_ms(int64 unix_ms);
+extern int64 shardid_clock_ms(void);
+extern void shardid_wait_for_clock(int64 unix_ms);
+extern pg_noinline void shardid_moment_error(int64 unix_ms, int64 epoch_ms,
+											 const char *what, bool show_value) pg_attribute_noreturn();
+
+/*
+ * A moment (ms since the Unix epoch) must lie in the part of the time field
+ * that sorts: from the epoch up to, not including, the sign bit.  what names
+ * the moment in the message; the moment itself is shown when the user gave
+ * it (show_value), not when it is the ever-changing clock.
+ */
+static inline void
+shardid_check_moment(int64 unix_ms, int64 epoch_ms, const char *what,
+					 bool show_value)
+{
+	int64		millis = unix_ms - epoch_ms;
+
+	if (likely(millis >= 0 && millis < SHARDID_SIGN_MILLIS))
+		return;
+	shardid_moment_error(unix_ms, epoch_ms, what, show_value);
+}
+
+#endif							/* SHARDID_CLOCK_H */

@@ -1,0 +1,242 @@
+/*-------------------------------------------------------------------------
+ *
+ * mark.c
+ *	  What shardid keeps durably: a high-water mark H of id times, and the
+ *	  epoch the server's ids were made with.  And the refusals that follow
+ *	  from them: no ids during recovery, none under another epoch.
+ *
+ * Both values live in replication origins, rows of the shared catalog
+ * pg_replication_origin created by the extension script:
+ *
+ *	  shardid_high_water   remote_lsn = H, in ms since the Unix epoch
+ *	  shardid_epoch        remote_lsn = the epoch in ms + 1 (0: none yet)
+ *
+ * PostgreSQL's core keeps an origin's progress for us: replorigin_advance()
+ * with wal_log WAL-logs XLOG_REPLORIGIN_SET, which the startup process
+ * replays after a crash and on every streaming standby; checkpoints and
+ * restartpoints write the progress of every origin to
+ * pg_logical/replorigin_checkpoint (fsynced), which is read back at start
+ * before WAL from the checkpoint's redo point on is replayed.  So after a
+ * crash, a restart or a promotion the server knows the last H that was
+ * flushed before it, without shardid being preloaded and without a WAL
+ * resource manager of its own.  Each write of H is flushed (and waits for
+ * synchronous standbys as a commit does) before an id past the old H is
+ * handed out.
+ *
+ * The mark needs a replication origin state slot (shardid_origin_slots in
+ * compat.h); the origins are looked up by name when needed, which needs
+ * catalog access, so never on the hot path.
+ *
+ * src/mark.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlogdefs.h"
+#include "catalog/pg_replication_origin.h"
+#include "miscadmin.h"
+#include "replication/origin.h"
+#include "replication/syncrep.h"
+#include "storage/lmgr.h"
+
+#include "compat.h"
+#include "clock.h"
+#include "mark.h"
+#include "settings.h"
+
+#define HIGH_WATER_ORIGIN	"shardid_high_water"
+#define EPOCH_ORIGIN		"shardid_epoch"
+
+static bool tranche_registered = false;
+
+/* set up the mark in new shared memory */
+void
+shardid_mark_init(ShardidMark *mark)
+{
+	pg_atomic_init_u64(&mark->high_water, 0);
+	pg_atomic_init_u32(&mark->generation, 1);
+	pg_atomic_init_u32(&mark->raising, 0);
+	pg_atomic_init_u64(&mark->writes, 0);
+	mark->tranche_id = LWLockNewTrancheId();
+	LWLockInitialize(&mark->lock, mark->tranche_id);
+}
+
+/* name the lock's tranche in this backend, for wait events */
+void
+shardid_mark_attach(ShardidMark *mark)
+{
+	if (!tranche_registered)
+	{
+		LWLockRegisterTranche(mark->tranche_id, "shardid");
+		tranche_registered = true;
+	}
+}
+
+void
+shardid_refuse_in_recovery(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot make shardid ids during recovery"),
+				 errdetail("This server is a standby or is replaying WAL; ids made here could repeat ids made on the primary."),
+				 errhint("Make ids on the primary. The decoders and range helpers work here.")));
+}
+
+/* the id of a replication origin of shardid's, InvalidRepOriginId if missing */
+static RepOriginId
+find_origin(const char *name, bool missing_ok)
+{
+	RepOriginId node;
+
+	if (shardid_origin_slots == 0)
+	{
+		if (missing_ok)
+			return InvalidRepOriginId;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shardid needs replication origins, but " SHARDID_ORIGIN_SLOTS_NAME " is 0"),
+				 errdetail("shardid keeps its durable high-water mark and the epoch of its ids in the replication origins \"%s\" and \"%s\".",
+						   HIGH_WATER_ORIGIN, EPOCH_ORIGIN),
+				 errhint("Set " SHARDID_ORIGIN_SLOTS_NAME " to at least 2 more than other uses need, on the primary and its standbys, and restart.")));
+	}
+	node = replorigin_by_name(name, true);
+	if (node == InvalidRepOriginId && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("replication origin \"%s\" does not exist", name),
+				 errdetail("shardid keeps its durable high-water mark and the epoch of its ids in the replication origins \"%s\" and \"%s\".",
+						   HIGH_WATER_ORIGIN, EPOCH_ORIGIN),
+				 errhint("Update the extension with ALTER EXTENSION shardid UPDATE, or create the origin as a superuser: SELECT pg_replication_origin_create('%s').",
+						 name)));
+	return node;
+}
+
+/*
+ * Set an origin's progress to value, WAL-logged, and wait until that WAL is
+ * flushed and, as for a commit, has reached the synchronous standbys.
+ */
+static void
+write_origin(RepOriginId node, uint64 value, bool go_backward)
+{
+	/* keep the origin from being dropped meanwhile, as core does */
+	LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+	replorigin_advance(node, (XLogRecPtr) value, InvalidXLogRecPtr,
+					   go_backward, true);
+	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+	XLogFlush(XactLastRecEnd);
+	SyncRepWaitForLSN(XactLastRecEnd, false);
+}
+
+/* the durable H: every id handed out so far has a time at or below it */
+int64
+shardid_mark_durable(void)
+{
+	return (int64) replorigin_get_progress(find_origin(HIGH_WATER_ORIGIN, false),
+										   false);
+}
+
+/*
+ * Make H durable at least SHARDID_MARK_MARGIN_MS past need_ms.  When need_ms
+ * is still within H, this raises H ahead of need, unless another backend is
+ * doing so already; past H, it waits until H covers need_ms.  At most one
+ * write per SHARDID_MARK_WINDOW_MS of id time: H goes that far past the id.
+ */
+void
+shardid_mark_raise(ShardidMark *mark, int64 need_ms)
+{
+	bool		must = need_ms > (int64) pg_atomic_read_u64(&mark->high_water);
+	RepOriginId node;
+
+	if (!must && pg_atomic_exchange_u32(&mark->raising, 1) != 0)
+		return;
+
+	node = find_origin(HIGH_WATER_ORIGIN, false);
+	LWLockAcquire(&mark->lock, LW_EXCLUSIVE);
+	if (need_ms + SHARDID_MARK_MARGIN_MS > (int64) pg_atomic_read_u64(&mark->high_water))
+	{
+		int64		target = Max(need_ms, shardid_clock_ms()) +
+			SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+
+		write_origin(node, (uint64) target, false);
+		pg_atomic_write_u64(&mark->high_water, (uint64) target);
+		pg_atomic_fetch_add_u64(&mark->writes, 1);
+	}
+	LWLockRelease(&mark->lock);
+	pg_atomic_write_u32(&mark->raising, 0);
+}
+
+/*
+ * Refuse to stamp under another epoch than the one the server's ids were
+ * made with; remember the epoch in force when none is remembered yet.
+ */
+void
+shardid_check_epoch(void)
+{
+	RepOriginId node = find_origin(EPOCH_ORIGIN, false);
+	uint64		stored = replorigin_get_progress(node, false);
+	int64		remembered;
+
+	if (stored == 0)
+	{
+		/* first ids of this server: two sessions may race, the larger wins */
+		write_origin(node, (uint64) shardid_epoch_ms + 1, false);
+		stored = replorigin_get_progress(node, false);
+	}
+	remembered = (int64) stored - 1;
+	if (remembered != shardid_epoch_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shardid.epoch is %s, but this server's ids were made with epoch %s",
+						shardid_format_unix_ms(shardid_epoch_ms),
+						shardid_format_unix_ms(remembered)),
+				 errdetail("Ids made under another epoch would repeat ids made before, or sort before them."),
+				 errhint("Set shardid.epoch back to '%s'. To start over under the new epoch on purpose (a migration step: the ids made so far must not share tables with the new ones), a superuser calls shardid.adopt_epoch().",
+						 shardid_format_unix_ms(remembered))));
+}
+
+/*
+ * Remember the epoch in force as the epoch of the server's ids, whatever
+ * was remembered before.  mark (strict mode) is told, so that every backend
+ * checks its epoch again.  Returns the epoch, in ms.
+ */
+int64
+shardid_adopt_epoch(ShardidMark *mark)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to adopt an epoch"),
+				 errdetail("Only superusers may change the epoch that the server's ids are made with.")));
+	shardid_refuse_in_recovery();
+	write_origin(find_origin(EPOCH_ORIGIN, false),
+				 (uint64) shardid_epoch_ms + 1, true);
+	if (mark != NULL)
+		pg_atomic_fetch_add_u32(&mark->generation, 1);
+	return shardid_epoch_ms;
+}
+
+/* H and the remembered epoch as the origins hold them, for shardid.info() */
+void
+shardid_mark_report(int64 *high_water, bool *high_water_known,
+					int64 *epoch, bool *epoch_known)
+{
+	RepOriginId node;
+	uint64		v;
+
+	*high_water_known = *epoch_known = false;
+	node = find_origin(HIGH_WATER_ORIGIN, true);
+	if (node != InvalidRepOriginId && (v = replorigin_get_progress(node, false)) != 0)
+	{
+		*high_water = (int64) v;
+		*high_water_known = true;
+	}
+	node = find_origin(EPOCH_ORIGIN, true);
+	if (node != InvalidRepOriginId && (v = replorigin_get_progress(node, false)) != 0)
+	{
+		*epoch = (int64) v - 1;
+		*epoch_known = true;
+	}
+}

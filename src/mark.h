@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * mark.h
+ *	  The durable high-water mark of id times and the remembered epoch.
+ *
+ * src/mark.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_MARK_H
+#define SHARDID_MARK_H
+
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+
+/* H is raised this far past the id that needs it ... */
+#define SHARDID_MARK_WINDOW_MS	1000
+/* ... once an id comes this close to it, so that callers rarely wait */
+#define SHARDID_MARK_MARGIN_MS	250
+
+/* the part of the shared state (shared.c) that the mark keeps */
+typedef struct ShardidMark
+{
+	pg_atomic_uint64 high_water;	/* durable H, Unix ms; 0 until read */
+	pg_atomic_uint32 generation;	/* changes when the epoch is adopted */
+	pg_atomic_uint32 raising;	/* a backend raises H ahead of need */
+	pg_atomic_uint64 writes;	/* durable writes of H since start */
+	int			tranche_id;
+	LWLock		lock;			/* serialises raising H and seeding */
+} ShardidMark;
+
+extern void shardid_mark_init(ShardidMark *mark);
+extern void shardid_mark_attach(ShardidMark *mark);
+extern void shardid_refuse_in_recovery(void);
+extern int64 shardid_mark_durable(void);
+extern void shardid_mark_raise(ShardidMark *mark, int64 need_ms);
+extern void shardid_check_epoch(void);
+extern int64 shardid_adopt_epoch(ShardidMark *mark);
+extern void shardid_mark_report(int64 *high_water, bool *high_water_known,
+								int64 *epoch, bool *epoch_known);
+
+#endif							/* SHARDID_MARK_H */

@@ -1,0 +1,31 @@
+/*-------------------------------------------------------------------------
+ *
+ * shared.h
+ *	  Stamping state shared by all sessions of a server ("strict mode").
+ *
+ * src/shared.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_SHARED_H
+#define SHARDID_SHARED_H
+
+#include "clock.h"
+#include "mark.h"
+
+typedef enum ShardidSharedKind
+{
+	SHARDID_SHARED_NONE,		/* per-session guard only */
+	SHARDID_SHARED_PRELOADED,	/* shared_preload_libraries */
+	SHARDID_SHARED_DSM			/* dynamic shared memory registry, PG 17+ */
+} ShardidSharedKind;
+
+extern void shardid_shmem_init(void);
+extern ShardidSharedKind shardid_shared_kind(void);
+extern ShardidMark *shardid_shared_mark(void);
+extern Size shardid_shmem_size(void);
+extern uint64 shardid_strict_stamp(int32 shard);
+extern void shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
+									int64 *high_water_writes);
+
+#endif							/* SHARDID_SHARED_H */
