@@ -5,7 +5,10 @@ EXTENSION = shardid
 MODULE_big = shardid
 OBJS = src/shardid.o src/shared.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
 
-DATA = $(wildcard $(EXTENSION)--*.sql)
+# shardid--1.1.sql, the install script of 1.1, is made from the 1.0 script
+# and the 1.0--1.1 update, so that every change of 1.1 is written once
+DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.0.control
+DATA_built = $(EXTENSION)--1.1.sql
 
 TESTS = $(wildcard sql/*.sql)
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -31,6 +34,9 @@ else
 all install installcheck:
 	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
 endif
+
+$(EXTENSION)--1.1.sql: $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
+	{ echo '/* $@: made by make from $^; edit those */'; cat $^; } >$@
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move

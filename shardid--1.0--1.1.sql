@@ -12,78 +12,55 @@
 -- =====================================================================
 
 -- CREATE EXTENSION creates schema shardid as the role that runs it, which
--- for a trusted extension may be an ordinary database owner.  That role
--- could then create functions in it (shardid.min_id(text), say) that a
--- superuser's call with an untyped literal would resolve to.  So the
--- schema is given to the role that runs this script (the bootstrap
--- superuser in a trusted install, the installing superuser otherwise),
--- every privilege on it but USAGE is taken from everyone else, and the
--- script stops if the schema already holds anything that is not shardid's.
-DO $$
-DECLARE
-    ext oid;
-    ns oid;
-    strangers text;
-    g record;
-BEGIN
-    SELECT e.oid, e.extnamespace INTO ext, ns
-    FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid';
+-- for a trusted extension may be an ordinary database owner (release 1.0
+-- left it so).  That role could create functions in it (shardid.min_id(text),
+-- say) that a superuser's call with an untyped literal would resolve to.
+-- Section 5, at the end of this script, gives the schema to a superuser and
+-- checks it; this section defines the check.
 
-    WITH RECURSIVE ours(classid, objid) AS (
-        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
-        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
-          AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'
-        UNION
-        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
-        JOIN ours o ON d.refclassid OPERATOR(pg_catalog.=) o.classid
-                   AND d.refobjid OPERATOR(pg_catalog.=) o.objid
-        WHERE d.deptype OPERATOR(pg_catalog.=) ANY ('{i,a}'::"char"[])
-    ), present(classid, objid) AS (
-        SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass, oid FROM pg_catalog.pg_proc WHERE pronamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, oid FROM pg_catalog.pg_class WHERE relnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, oid FROM pg_catalog.pg_type WHERE typnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_operator'::pg_catalog.regclass, oid FROM pg_catalog.pg_operator WHERE oprnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_collation'::pg_catalog.regclass, oid FROM pg_catalog.pg_collation WHERE collnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_conversion'::pg_catalog.regclass, oid FROM pg_catalog.pg_conversion WHERE connamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_opclass'::pg_catalog.regclass, oid FROM pg_catalog.pg_opclass WHERE opcnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_opfamily'::pg_catalog.regclass, oid FROM pg_catalog.pg_opfamily WHERE opfnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, oid FROM pg_catalog.pg_statistic_ext WHERE stxnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_ts_config'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_config WHERE cfgnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_ts_dict'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_dict WHERE dictnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_ts_parser'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_parser WHERE prsnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_ts_template'::pg_catalog.regclass, oid FROM pg_catalog.pg_ts_template WHERE tmplnamespace OPERATOR(pg_catalog.=) ns
-        UNION ALL SELECT 'pg_catalog.pg_extension'::pg_catalog.regclass, oid FROM pg_catalog.pg_extension
-                  WHERE extnamespace OPERATOR(pg_catalog.=) ns AND oid OPERATOR(pg_catalog.<>) ext
-    )
-    SELECT pg_catalog.string_agg(pg_catalog.pg_describe_object(p.classid, p.objid, 0), ', '
-                                 ORDER BY pg_catalog.pg_describe_object(p.classid, p.objid, 0))
-    INTO strangers
-    FROM present p
-    WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid OPERATOR(pg_catalog.=) p.classid
-                                           AND o.objid OPERATOR(pg_catalog.=) p.objid);
-    IF strangers IS NOT NULL THEN
-        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', strangers),
-                  HINT = 'A superuser should find out who created them, drop them or move them to another schema, and run the command again.';
-    END IF;
+-- Every object in schema shardid that is not shardid's own: anything that
+-- is not a member of the extension (or part of a member, like a table's
+-- row type), and any member that a role which is no superuser owns (the
+-- extension's owner can add its own objects with ALTER EXTENSION ... ADD).
+CREATE FUNCTION foreign_objects(OUT object text, OUT owner name)
+RETURNS SETOF record
+AS $$
+WITH RECURSIVE ext AS (
+    SELECT e.oid AS extoid, e.extnamespace AS ns FROM pg_extension e WHERE e.extname = 'shardid'
+), ours(classid, objid) AS (
+    SELECT d.classid, d.objid FROM pg_depend d, ext
+    WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.extoid AND d.deptype = 'e'
+    UNION
+    SELECT d.classid, d.objid FROM pg_depend d
+    JOIN ours o ON d.refclassid = o.classid AND d.refobjid = o.objid
+    WHERE d.deptype IN ('i', 'a')
+), present(classid, objid, owner) AS (
+    SELECT 'pg_proc'::regclass, oid, proowner FROM pg_proc, ext WHERE pronamespace = ext.ns
+    UNION ALL SELECT 'pg_class'::regclass, oid, relowner FROM pg_class, ext WHERE relnamespace = ext.ns
+    UNION ALL SELECT 'pg_type'::regclass, oid, typowner FROM pg_type, ext WHERE typnamespace = ext.ns
+    UNION ALL SELECT 'pg_operator'::regclass, oid, oprowner FROM pg_operator, ext WHERE oprnamespace = ext.ns
+    UNION ALL SELECT 'pg_collation'::regclass, oid, collowner FROM pg_collation, ext WHERE collnamespace = ext.ns
+    UNION ALL SELECT 'pg_conversion'::regclass, oid, conowner FROM pg_conversion, ext WHERE connamespace = ext.ns
+    UNION ALL SELECT 'pg_opclass'::regclass, oid, opcowner FROM pg_opclass, ext WHERE opcnamespace = ext.ns
+    UNION ALL SELECT 'pg_opfamily'::regclass, oid, opfowner FROM pg_opfamily, ext WHERE opfnamespace = ext.ns
+    UNION ALL SELECT 'pg_statistic_ext'::regclass, oid, stxowner FROM pg_statistic_ext, ext WHERE stxnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_config'::regclass, oid, cfgowner FROM pg_ts_config, ext WHERE cfgnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_dict'::regclass, oid, dictowner FROM pg_ts_dict, ext WHERE dictnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_parser'::regclass, oid, NULL::oid FROM pg_ts_parser, ext WHERE prsnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_template'::regclass, oid, NULL::oid FROM pg_ts_template, ext WHERE tmplnamespace = ext.ns
+    UNION ALL SELECT 'pg_extension'::regclass, e.oid, e.extowner FROM pg_extension e, ext
+              WHERE e.extnamespace = ext.ns AND e.oid <> ext.extoid
+)
+SELECT pg_describe_object(p.classid, p.objid, 0), pg_get_userbyid(p.owner)
+FROM present p
+WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid = p.classid AND o.objid = p.objid)
+   OR p.owner IS NOT NULL AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = p.owner)
+ORDER BY 1
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
 
-    EXECUTE pg_catalog.format('ALTER SCHEMA shardid OWNER TO %I', CURRENT_USER);
-    -- ALTER SCHEMA ... OWNER kept the privileges others held; take them all
-    FOR g IN
-        SELECT DISTINCT a.grantee, a.grantor
-        FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
-        WHERE n.oid OPERATOR(pg_catalog.=) ns AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid FROM %s GRANTED BY %I CASCADE',
-                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
-                                  pg_catalog.pg_get_userbyid(g.grantor));
-    END LOOP;
-END
-$$;
-
-GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
+COMMENT ON FUNCTION foreign_objects() IS
+'objects in schema shardid that are not shardid''s own, or that a role which is no superuser owns; doctor() reports them';
 
 -- =====================================================================
 -- 2. Shard registry, catalog of id DEFAULTs, routing, provisioning, doctor
@@ -117,6 +94,19 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION default_call(pg_node_tree, regprocedure, regprocedure) IS
 'the next_id() call a stored DEFAULT expression makes, read from its tree: form, constant shard, sequence';
 
+-- Counts the rows of a plain table whose bigint id column holds ids of
+-- another shard, with a table scan in C: no query is planned, so no index
+-- predicate, index expression or statistics expression of the table's
+-- owner is evaluated, and no row-level security policy (a table it applies
+-- to is refused), whoever calls it.
+CREATE FUNCTION rows_of_other_shards(tab regclass, id_column name, shard integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_rows_of_other_shards'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION rows_of_other_shards(regclass, name, integer) IS
+'rows of a table whose bigint id carries another shard than the given one, read with a plain scan that runs no code of the table''s owner';
+
 -- Every column DEFAULT that calls next_id(), read structurally: the call
 -- and its constant arguments come from the expression tree, so no object
 -- name can pass for a shard.  Columns 1-7 are those of release 1.0.
@@ -130,6 +120,7 @@ SELECT n.nspname AS schema_name,
        dc.sequence AS sequence_name,
        a.atttypid::regtype AS column_type,
        dc.counter AS sequence_free,
+       dc.calls_next_id AS plain_call,
        (SELECT i.inhparent::regclass FROM pg_catalog.pg_inherits i
          WHERE c.relispartition AND i.inhrelid = c.oid) AS partition_of
 FROM pg_catalog.pg_attrdef d
@@ -146,7 +137,7 @@ WHERE c.relkind IN ('r', 'p')
                                      'shardid.next_id(integer)'::regprocedure));
 
 COMMENT ON VIEW id_defaults IS
-'every column DEFAULT that calls shardid.next_id(), read from its expression tree: shard, sequence, column type';
+'every column DEFAULT that calls shardid.next_id(), read from its expression tree: shard and sequence when the DEFAULT is a plain call, column type';
 
 -- The shard registry: which schema holds which logical shard here.
 -- Routing (shard_schema(), id_schema(), the shards view) reads only this,
@@ -185,17 +176,28 @@ BEGIN
 END
 $$;
 
--- Shards that this database already has: each shard claimed by exactly one
--- schema, and each schema claiming exactly one shard, is registered.
--- Anything ambiguous is left to doctor(), which reports it.
+-- Shards that this database already has (an update from 1.0).  Only
+-- schemas of the roles that may write the registry count (superusers and
+-- the database owner), temporary schemas never: among those, each shard
+-- claimed by exactly one schema, and each schema claiming exactly one shard,
+-- is registered.  Anything else is left to doctor(), which reports it and
+-- says how to register it.
+WITH trusted AS (
+    SELECT d.schema_name, d.shard
+    FROM shardid.id_defaults d
+    JOIN pg_catalog.pg_namespace n ON n.nspname = d.schema_name
+    JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner
+    WHERE d.shard BETWEEN 0 AND shardid.max_shard() AND d.column_type = 'bigint'::regtype
+      AND n.oid <> pg_catalog.pg_my_temp_schema() AND n.nspname !~ '^pg_(toast_)?temp_'
+      AND (o.rolsuper OR o.oid = (SELECT db.datdba FROM pg_catalog.pg_database db
+                                   WHERE db.datname = pg_catalog.current_database()))
+)
 INSERT INTO shard_registry (shard, schema_name)
-SELECT min(d.shard)::integer, d.schema_name
-FROM shardid.id_defaults d
-WHERE d.shard BETWEEN 0 AND shardid.max_shard() AND d.column_type = 'bigint'::regtype
-GROUP BY d.schema_name
-HAVING count(DISTINCT d.shard) = 1
-   AND (SELECT count(DISTINCT d2.schema_name) FROM shardid.id_defaults d2
-        WHERE d2.shard = min(d.shard)) = 1;
+SELECT min(t.shard)::integer, t.schema_name
+FROM trusted t
+GROUP BY t.schema_name
+HAVING count(DISTINCT t.shard) = 1
+   AND (SELECT count(DISTINCT t2.schema_name) FROM trusted t2 WHERE t2.shard = min(t.shard)) = 1;
 
 CREATE FUNCTION register_shard(shard integer, schema_name name)
 RETURNS void
@@ -295,6 +297,45 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION shard_schema(integer) IS
 'schema of a logical shard in this database from the shard registry, NULL if the shard does not live here';
 
+-- Whether objects of role owner may be used by the current role without
+-- running code it did not choose: its own, a superuser's, or, for a role
+-- that is no superuser, those of a role whose privileges it has (a
+-- superuser has every role's, which proves nothing).
+CREATE FUNCTION owner_trusted(owner oid)
+RETURNS boolean
+AS $$
+SELECT owner = r.oid OR (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = owner)
+       OR (NOT r.rolsuper AND pg_has_role(owner, 'USAGE'))
+FROM pg_roles r WHERE r.rolname = current_user
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION owner_trusted(oid) IS
+'whether objects of a role are the current role''s own, a superuser''s, or (for a role that is no superuser) of a role whose privileges it has';
+
+-- An existing schema that would hold shard s must be of a trusted owner:
+-- its owner could otherwise change or replace the tables made in it.
+CREATE FUNCTION check_shard_schema(schema_name name, shard integer)
+RETURNS void
+AS $$
+DECLARE
+    owner oid;
+BEGIN
+    SELECT nsp.nspowner INTO owner FROM pg_namespace nsp WHERE nsp.nspname = schema_name;
+    IF owner IS NOT NULL AND NOT shardid.owner_trusted(owner) THEN
+        RAISE EXCEPTION 'schema "%" of shard % already exists and belongs to role %', schema_name, shard,
+                        quote_ident(pg_get_userbyid(owner)::text)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A logical shard is created in a schema of its own; its owner could change or replace the tables made in it.',
+                  HINT = 'Drop or rename that schema, or choose another prefix.';
+    END IF;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_shard_schema(name, integer) IS
+'raise an error unless a schema about to hold a logical shard is missing or of a trusted owner';
+
 -- Create logical shards from a template schema, and register them.
 CREATE OR REPLACE FUNCTION create_shards(template name,
                                          shards integer[],
@@ -313,6 +354,7 @@ DECLARE
     fk record;
     seq text;
     suffix text;
+    owner_names text;
     n integer;
     made name[];
 BEGIN
@@ -335,6 +377,22 @@ BEGIN
                      AND c.relkind = 'r' AND NOT c.relispartition) THEN
         RAISE EXCEPTION 'template schema "%" has no tables', template
             USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Copying a table (LIKE ... INCLUDING ALL) builds its indexes, which
+    -- can run functions of the table's owner: the template and its tables
+    -- must be the caller's own, a superuser's, or (for a role that is no
+    -- superuser) those of a role whose privileges it has.
+    SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
+          UNION ALL
+          SELECT c.relowner FROM pg_class c
+          WHERE c.relnamespace = to_regnamespace(quote_ident(template)) AND c.relkind IN ('r', 'p')) o
+    WHERE NOT shardid.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
+                  HINT = 'Use a template that you own, or run create_shards() as the owner of the template.';
     END IF;
     IF digits < 1 OR digits > 4 OR prefix = '' THEN
         RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
@@ -361,18 +419,7 @@ BEGIN
             RAISE EXCEPTION 'shard % would be the template schema "%" itself', s, template
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        -- an existing schema must be the caller's own (or, for a role that
-        -- is no superuser, one of a role whose privileges it has)
-        SELECT nsp.nspowner INTO owner FROM pg_namespace nsp WHERE nsp.nspname = sch;
-        IF owner IS NOT NULL AND owner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user)
-           AND ((SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
-                OR NOT pg_has_role(owner, 'USAGE')) THEN
-            RAISE EXCEPTION 'schema "%" of shard % already exists and belongs to role %', sch, s,
-                            quote_ident(pg_get_userbyid(owner)::text)
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = 'A logical shard is created in a schema of its own; its owner could change or replace the tables made in it.',
-                      HINT = 'Drop or rename that schema, or choose another prefix.';
-        END IF;
+        PERFORM shardid.check_shard_schema(sch, s);
         SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
         IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
             RAISE EXCEPTION 'shard % is already registered to schema "%"', s, registered
@@ -385,7 +432,11 @@ BEGIN
     FOREACH s IN ARRAY shards LOOP
         sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
         IF to_regnamespace(quote_ident(sch)) IS NULL THEN
+            -- fails if another session made it meanwhile
             EXECUTE format('CREATE SCHEMA %I', sch);
+        ELSE
+            -- checked again where it is used: it may be new since the check
+            PERFORM shardid.check_shard_schema(sch, s);
         END IF;
         made := '{}';
 
@@ -536,10 +587,10 @@ END
 $$ LANGUAGE plpgsql;
 
 -- One row per problem with the logical shards of this database.  It reads
--- the catalogs and the registry, and counts rows only in tables whose id
--- column is exactly bigint, with pg_catalog's operators, FROM ONLY each
--- table and with row_security off: nothing it runs is code that the owner
--- of a table chose (a cast, an operator, a policy).
+-- the catalogs and the registry, and counts rows with
+-- rows_of_other_shards(), only in plain tables whose id column is exactly
+-- bigint: nothing it runs is code that the owner of a table chose (a cast,
+-- an operator, an index predicate, a policy).
 CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -568,6 +619,14 @@ BEGIN
             problem := 'id column not bigint';
             detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
             fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT r.plain_call THEN
+            problem := 'DEFAULT not a plain next_id() call';
+            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+                          r.schema_name, r.table_name, r.column_name);
             RETURN NEXT;
             CONTINUE;
         END IF;
@@ -615,6 +674,16 @@ BEGIN
             fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
             RETURN NEXT;
         END IF;
+    END LOOP;
+
+    -- anything in schema shardid that is not shardid's own
+    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+        problem := 'foreign object in schema shardid';
+        object := r.object;
+        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
+                         r.object, coalesce(r.owner::text, '-'));
+        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
+        RETURN NEXT;
     END LOOP;
 
     -- registrations whose schema is gone
@@ -666,7 +735,7 @@ BEGIN
     -- table once (a partitioned table's rows are in its partitions)
     IF scan_rows THEN
         FOR r IN SELECT * FROM shardid.id_defaults d
-                 WHERE d.shard BETWEEN 0 AND max_shard AND d.column_type = 'bigint'::regtype
+                 WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.column_type = 'bigint'::regtype
                    AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
                  ORDER BY schema_name, table_name LOOP
             object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
@@ -675,16 +744,15 @@ BEGIN
             -- releases its table lock, so thousands of shard tables do not
             -- fill the lock table.
             BEGIN
-                EXECUTE format('SELECT pg_catalog.count(*) FROM ONLY %I.%I WHERE shardid.id_shard(%I) OPERATOR(pg_catalog.<>) %s',
-                               r.schema_name, r.table_name, r.column_name, r.shard) INTO n;
+                n := shardid.rows_of_other_shards(r.table_oid, r.column_name, r.shard::integer);
                 RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
             EXCEPTION
                 WHEN SQLSTATE 'SIDCN' THEN
                     n := SQLERRM::bigint;
-                WHEN insufficient_privilege THEN
+                WHEN OTHERS THEN
                     problem := 'rows not checked';
-                    detail := format('The table could not be read: %s.', SQLERRM);
-                    fix := 'Run shardid.doctor() as a role that may read every shard table, such as the owner of the tables.';
+                    detail := format('The table was not read: %s.', SQLERRM);
+                    fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
                     RETURN NEXT;
                     CONTINUE;
             END;
@@ -818,3 +886,84 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.move_guard() IS
 'trigger of shardid-move: refuses writes to the tables of a shard that is moving or has moved away';
+
+-- =====================================================================
+-- 5. Take schema shardid over (last in this script)
+-- =====================================================================
+
+-- The schema goes to the role that runs this script (the bootstrap
+-- superuser in a trusted install, the installing superuser otherwise),
+-- every privilege on it but USAGE is taken from everyone else, and the
+-- script stops if the schema holds anything that is not shardid's.
+--
+-- A role that could create in the schema before (its owner, when that was
+-- no superuser) could have an object in the making in a transaction still
+-- open, which the check cannot see.  So this waits, up to a minute, until
+-- no such role has a transaction that has written something, and checks
+-- again; doctor() reports anything that slips in all the same.
+DO $$
+DECLARE
+    ns oid := (SELECT e.extnamespace FROM pg_catalog.pg_extension e
+               WHERE e.extname OPERATOR(pg_catalog.=) 'shardid');
+    creators oid[];
+    g record;
+    n integer := 0;
+    found_objects text;
+BEGIN
+    -- the roles that may create in the schema now, superusers aside
+    SELECT pg_catalog.array_agg(DISTINCT r.oid) INTO creators
+    FROM pg_catalog.pg_namespace s, pg_catalog.pg_roles r
+    WHERE s.oid OPERATOR(pg_catalog.=) ns AND NOT r.rolsuper
+      AND (r.oid OPERATOR(pg_catalog.=) s.nspowner
+           OR pg_catalog.has_schema_privilege(r.oid, s.oid, 'CREATE'));
+
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', f.object, f.owner), ', ')
+    INTO found_objects FROM shardid.foreign_objects() f;
+    IF found_objects IS NOT NULL THEN
+        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
+                  HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
+    END IF;
+
+    EXECUTE pg_catalog.format('ALTER SCHEMA shardid OWNER TO %I', CURRENT_USER);
+    -- ALTER SCHEMA ... OWNER kept the privileges others held; take them all
+    FOR g IN
+        SELECT DISTINCT a.grantee, a.grantor
+        FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
+        WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.grantee OPERATOR(pg_catalog.<>) s.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid FROM %s GRANTED BY %I CASCADE',
+                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                  pg_catalog.pg_get_userbyid(g.grantor));
+    END LOOP;
+    EXECUTE 'GRANT USAGE ON SCHEMA shardid TO PUBLIC';
+
+    IF creators IS NOT NULL THEN
+        WHILE EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
+                      WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                        AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                        AND a.backend_xid IS NOT NULL
+                        AND (SELECT pg_catalog.bool_or(pg_catalog.pg_has_role(a.usesysid, c, 'MEMBER'))
+                             FROM pg_catalog.unnest(creators) c)) LOOP
+            n := n OPERATOR(pg_catalog.+) 1;
+            IF n OPERATOR(pg_catalog.>) 600 THEN
+                RAISE EXCEPTION 'could not take schema shardid over: a role that could create objects in it has a transaction open'
+                    USING ERRCODE = 'lock_not_available',
+                          DETAIL = 'Objects that transaction makes in the schema would not be checked.',
+                          HINT = 'Run the command again when those sessions are idle (see pg_stat_activity).';
+            END IF;
+            PERFORM pg_catalog.pg_sleep(0.1);
+        END LOOP;
+        SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', f.object, f.owner), ', ')
+        INTO found_objects FROM shardid.foreign_objects() f;
+        IF found_objects IS NOT NULL THEN
+            RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
+                      HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
+        END IF;
+    END IF;
+END
+$$;

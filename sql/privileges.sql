@@ -1,6 +1,7 @@
 -- What an ordinary user can and cannot do.
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
+\set SHOW_CONTEXT never
 SELECT current_user AS "ROLE_NAME", current_database() AS "DB_NAME" \gset
 
 CREATE ROLE regress_shardid_app LOGIN;

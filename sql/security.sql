@@ -12,14 +12,24 @@ CREATE DATABASE regress_shardid_appdb OWNER regress_alice;
 \set superusers 'SELECT rolname, rolsuper FROM pg_roles WHERE rolname LIKE ''regress\\_%'' ORDER BY 1'
 :superusers;
 
--- 1. Planted overloads.  alice owns a database and installs shardid 1.0,
--- which is trusted: she owns schema shardid, plants overloads that make her
--- superuser when a superuser calls them with an untyped literal, and lets
--- bob create there too.
+-- 1. Planted overloads.  1.0 was trusted: a database owner who installed
+-- it owned schema shardid.  1.0 is no longer trusted, so here a superuser
+-- installs it and gives the schema to alice, as her own install did.  She
+-- plants overloads that make her superuser when a superuser calls them with
+-- an untyped literal, adds one to the extension, and lets bob create there.
 \c regress_shardid_appdb regress_alice
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 CREATE EXTENSION shardid VERSION '1.0';
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+CREATE EXTENSION shardid VERSION '1.0';
+ALTER SCHEMA shardid OWNER TO regress_alice;
+-- (there is no ALTER EXTENSION ... OWNER; her install made her the owner)
+UPDATE pg_extension SET extowner = 'regress_alice'::regrole WHERE extname = 'shardid';
+\c - regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
 SELECT pg_get_userbyid(nspowner) = current_user AS alice_owns_schema FROM pg_namespace WHERE nspname = 'shardid';
 CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE plpgsql AS $$
 BEGIN
@@ -35,6 +45,7 @@ BEGIN
     END IF;
     RETURN 0;
 END $$;
+ALTER EXTENSION shardid ADD FUNCTION shardid.id_shard(integer);
 GRANT CREATE ON SCHEMA shardid TO regress_bob WITH GRANT OPTION;
 -- the update to 1.1 refuses to run over objects it did not make
 ALTER EXTENSION shardid UPDATE;
@@ -43,6 +54,7 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 \c - :ROLE_NAME
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
+ALTER EXTENSION shardid DROP FUNCTION shardid.id_shard(integer);
 DROP FUNCTION shardid.min_id(text), shardid.id_shard(integer);
 \c - regress_alice
 SET client_min_messages = warning;
@@ -77,6 +89,11 @@ SET client_min_messages = warning;
 SELECT shardid.min_id('2026-11-01') = shardid.min_id('2026-11-01'::timestamptz) AS min_id_own,
        shardid.id_shard(5120) AS shard_5, shardid.id_seq('1025') AS seq_1;
 :superusers;
+
+-- doctor() reports anything in the schema that is not shardid's own
+CREATE FUNCTION shardid.extra() RETURNS integer LANGUAGE sql AS 'SELECT 1';
+SELECT problem, object FROM shardid.doctor() WHERE problem = 'foreign object in schema shardid';
+DROP FUNCTION shardid.extra();
 
 -- a schema named shardid made before CREATE EXTENSION, with a plant in it,
 -- is refused; a clean one is taken over
@@ -148,12 +165,26 @@ ALTER TABLE bob.r ENABLE ROW LEVEL SECURITY;
 CREATE POLICY spy ON bob.r USING (bob.policy());
 GRANT USAGE ON SCHEMA bob TO regress_admin;
 GRANT SELECT ON bob.r TO regress_admin;
+-- an index predicate and a statistics expression that the planner would
+-- evaluate, as whoever plans a query over the table
+CREATE FUNCTION bob.pred(integer) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN PERFORM bob.escalate(); RETURN true; END $$;
+CREATE FUNCTION bob.k(integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN PERFORM bob.escalate(); RETURN $1; END $$;
+CREATE TABLE bob.p (id bigint DEFAULT shardid.next_id(8005, 1), v int);
+INSERT INTO bob.p VALUES (shardid.make_id(0, 8002, 0), 1);
+ALTER SEQUENCE bob.ran RESTART;
+CREATE INDEX p_trap ON bob.p (v) WHERE bob.pred(1);
+CREATE STATISTICS bob.p_stats ON (v + bob.k(1)), v FROM bob.p;
+SELECT setval('bob.ran', 1, false);
 -- 3. hostile catalog: a sequence named like a next_id() call, a computed
 -- shard, a text id column
 CREATE SEQUENCE bob."next_id(9,";
 CREATE TABLE bob.s (id bigint DEFAULT shardid.next_id(8003 + 0 * nextval('bob."next_id(9,"')::integer, 1));
 CREATE TABLE bob.s2 (id bigint DEFAULT shardid.next_id(8003, nextval('bob."next_id(9,"')));
 CREATE TABLE bob.x (id text DEFAULT shardid.next_id(8004, 1));
+-- a DEFAULT that calls next_id() for one shard and makes ids of another
+CREATE TABLE bob.y (id bigint DEFAULT CASE WHEN false THEN shardid.next_id(8006, 1) ELSE shardid.make_id(0, 8007, 0) END);
 RESET ROLE;
 
 -- the superuser runs the doctor with bob's schema first on its path
@@ -208,7 +239,42 @@ RESET ROLE;
 SELECT * FROM shardid.create_shards('tpl', ARRAY[30]);
 SELECT count(*) FROM pg_class WHERE relnamespace = 'shard_0030'::regnamespace;
 
+-- a template of another role is refused: copying it would build its
+-- indexes, and so run its owner's index predicate
+SET ROLE regress_bob;
+CREATE SCHEMA bob_tpl;
+CREATE TABLE bob_tpl.items (id bigint PRIMARY KEY, v int);
+CREATE INDEX items_trap ON bob_tpl.items (v) WHERE bob.pred(1);
+SELECT setval('bob.ran', 1, false);
+RESET ROLE;
+SELECT * FROM shardid.create_shards('bob_tpl', ARRAY[31]);
+SELECT * FROM shardid.create_shards('tpl', ARRAY[31], prefix => 'ok_');
+SELECT is_called AS bob_code_ran FROM bob.ran;
+:superusers;
+
+-- 6. An update from 1.0 registers only the shards of schemas of superusers
+-- and of the database owner: bob's claim neither registers his schema nor
+-- keeps the real shard from being registered.
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE DATABASE regress_shardid_update;
+\c regress_shardid_update
+SET client_min_messages = warning;
+CREATE EXTENSION shardid VERSION '1.0';
+CREATE SCHEMA s12;
+CREATE TABLE s12.t (id bigint DEFAULT shardid.next_id(12, 1));
+CREATE SCHEMA bob AUTHORIZATION regress_bob;
+CREATE TABLE bob.t (id bigint DEFAULT shardid.next_id(12, 1));
+CREATE TABLE bob.u (id bigint DEFAULT shardid.next_id(13, 1));
+ALTER TABLE bob.t OWNER TO regress_bob;
+ALTER TABLE bob.u OWNER TO regress_bob;
+ALTER EXTENSION shardid UPDATE;
+SELECT shard, schema_name FROM shardid.shard_registry ORDER BY shard;
+\c regress_shardid_appdb :ROLE_NAME
+
 \c :DB_NAME :ROLE_NAME
 SET client_min_messages = warning;
+DROP DATABASE regress_shardid_update;
 DROP DATABASE regress_shardid_appdb;
 DROP ROLE regress_alice, regress_bob, regress_admin;

@@ -8,10 +8,16 @@
  * (shardid.id_defaults, shardid.doctor()) must not be fooled by object
  * names, so they do not parse the deparsed text of a DEFAULT.  They hand
  * the stored expression tree (pg_attrdef.adbin) to default_call(), which
- * walks it and reports the first call of one of the given next_id()
- * functions: its shard argument when that is a constant, and the sequence
+ * tells whether the expression is a plain call of one of the given next_id()
+ * functions, its shard argument when that is a constant, and the sequence
  * when its seq argument is nextval() of a constant regclass.  Nothing in the
  * expression is evaluated.
+ *
+ * rows_of_other_shards() counts the rows of a table whose id carries another
+ * shard, for doctor().  It reads the table with a plain table scan, not
+ * through a query: planning a query over a table evaluates expressions its
+ * owner chose (index predicates and expressions, extended statistics), and
+ * the doctor must run no code of other roles, whoever calls it.
  *
  * Also max_shard(), the shard limit for SQL code.
  *
@@ -21,40 +27,41 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
 
 #include "shardid_core.h"
 
-typedef struct DefaultCallSearch
+/* the plain next_id() call an expression is, or NULL */
+static FuncExpr *
+next_id_call(Node *node, Oid next_id_seq, Oid next_id_counter)
 {
-	Oid			next_id_seq;	/* next_id(integer, bigint) */
-	Oid			next_id_counter;	/* next_id(integer) */
-	FuncExpr   *call;			/* first call found, or NULL */
-} DefaultCallSearch;
+	FuncExpr   *f;
 
-static bool
-find_next_id_call(Node *node, DefaultCallSearch *search)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, FuncExpr))
-	{
-		FuncExpr   *f = (FuncExpr *) node;
-
-		if (f->funcid == search->next_id_seq ||
-			f->funcid == search->next_id_counter)
-		{
-			search->call = f;
-			return true;
-		}
-	}
-	return expression_tree_walker(node, find_next_id_call, (void *) search);
+	if (node == NULL || !IsA(node, FuncExpr))
+		return NULL;
+	f = (FuncExpr *) node;
+	if (f->funcid != next_id_seq && f->funcid != next_id_counter)
+		return NULL;
+	return f;
 }
 
 /* a non-null integer constant's value */
@@ -97,16 +104,21 @@ nextval_sequence(Node *node, Oid *seqid)
  *				OUT calls_next_id boolean, OUT counter boolean,
  *				OUT shard integer, OUT sequence regclass)
  *
- * counter tells the one-argument form; shard is NULL unless the shard
- * argument is a non-null integer constant; sequence is NULL unless the seq
- * argument is nextval() of a constant regclass.
+ * calls_next_id is true when the whole expression is one call of either
+ * next_id() function (a call inside another expression is not: what it
+ * makes of the id is not known); counter tells the one-argument form; shard
+ * is NULL unless the shard argument is a non-null integer constant;
+ * sequence is NULL unless the seq argument is nextval() of a constant
+ * regclass.
  */
 PG_FUNCTION_INFO_V1(shardid_default_call);
 Datum
 shardid_default_call(PG_FUNCTION_ARGS)
 {
 	char	   *tree = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	DefaultCallSearch search;
+	Oid			next_id_seq = PG_GETARG_OID(1);
+	Oid			next_id_counter = PG_GETARG_OID(2);
+	FuncExpr   *call;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, true, true};
@@ -117,17 +129,12 @@ shardid_default_call(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
-	search.next_id_seq = PG_GETARG_OID(1);
-	search.next_id_counter = PG_GETARG_OID(2);
-	search.call = NULL;
-	(void) find_next_id_call(stringToNode(tree), &search);
-
-	values[0] = BoolGetDatum(search.call != NULL);
-	values[1] = BoolGetDatum(search.call != NULL &&
-							 search.call->funcid == search.next_id_counter);
-	if (search.call != NULL)
+	call = next_id_call(stringToNode(tree), next_id_seq, next_id_counter);
+	values[0] = BoolGetDatum(call != NULL);
+	values[1] = BoolGetDatum(call != NULL && call->funcid == next_id_counter);
+	if (call != NULL)
 	{
-		List	   *args = search.call->args;
+		List	   *args = call->args;
 
 		if (list_length(args) >= 1 && const_int4(linitial(args), &shard))
 		{
@@ -152,4 +159,94 @@ Datum
 shardid_max_shard(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT32(SHARDID_MAX_SHARD);
+}
+
+/*
+ * rows_of_other_shards(tab regclass, id_column name, shard integer)
+ *		RETURNS bigint
+ *
+ * The rows of a plain table whose id column (exactly bigint) holds an id of
+ * another shard than the given one, NULL ids not counted.  The caller needs
+ * SELECT on the table or the column, and row-level security must not apply
+ * to it: the table is read as it is, with no policy, no query and no plan.
+ * A table locked by another session is not waited for.
+ */
+PG_FUNCTION_INFO_V1(shardid_rows_of_other_shards);
+Datum
+shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	char	   *column = NameStr(*PG_GETARG_NAME(1));
+	int32		shard = PG_GETARG_INT32(2);
+	Relation	rel;
+	AttrNumber	attnum;
+	AclResult	aclresult;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	int64		count = 0;
+
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("table with OID %u is locked by another session", relid)));
+	rel = try_relation_open(relid, NoLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table with OID %u does not exist", relid)));
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read temporary tables of other sessions")));
+	if (RecoveryInProgress() &&
+		rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot read unlogged table \"%s\" during recovery",
+						RelationGetRelationName(rel))));
+
+	attnum = get_attnum(relid, column);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of table \"%s\" does not exist",
+						column, RelationGetRelationName(rel))));
+	if (TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of table \"%s\" is not of type bigint",
+						column, RelationGetRelationName(rel))));
+
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclresult = pg_attribute_aclcheck(relid, attnum, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("row-level security applies to table \"%s\" for role \"%s\"",
+						RelationGetRelationName(rel), GetUserNameFromId(GetUserId(), false))));
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		id = slot_getattr(slot, attnum, &isnull);
+
+		if (!isnull && shardid_unpack_shard(DatumGetInt64(id)) != shard)
+			count++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	/* the lock is kept until the end of the (sub)transaction */
+	relation_close(rel, NoLock);
+	PG_RETURN_INT64(count);
 }
