@@ -610,6 +610,18 @@ BEGIN
         RETURN NEXT;
     END IF;
 
+    -- the ids of this server were made under another epoch
+    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
+             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
+        problem := 'epoch differs from the ids'' epoch';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
+                         r.epoch, r.ids_epoch);
+        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
+                      r.ids_epoch);
+        RETURN NEXT;
+    END LOOP;
+
     FOR r IN SELECT d.*, g.schema_name AS registered_schema
              FROM shardid.id_defaults d
              LEFT JOIN shardid.shard_registry g ON g.shard = d.shard

@@ -168,6 +168,11 @@ SELECT problem, object FROM shardid.doctor(scan_rows => false);
 
 SELECT shardid.unregister_shard(4000);
 
+-- an epoch other than the one this server's ids were made with
+SELECT set_config('shardid.epoch', (extract(epoch FROM ids_epoch) * 1000 + 1000)::bigint::text, false) IS NOT NULL AS moved
+FROM shardid.info() WHERE ids_epoch IS NOT NULL;
+SELECT problem, object FROM shardid.doctor(scan_rows => false) WHERE problem LIKE 'epoch%';
+
 RESET shardid.epoch;
 DROP SCHEMA shard_0001, shard_0002, shard_0003, shard_0042, shard_dup, shard_bad, app_template CASCADE;
 SELECT shardid.unregister_shard(s) FROM (VALUES (1), (2), (3), (42)) v(s);
