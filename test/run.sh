@@ -6,7 +6,8 @@
 #   1. a server without shardid preloaded: the pg_regress suite in sql/ and
 #      expected/, then the mode's own suite: on PostgreSQL < 17 session mode
 #      (test/session/sql), on 17+ strict mode through the shared memory
-#      registry (test/strict/sql); then the scripts of the UNPRELOADED dirs;
+#      registry (test/strict/sql); then the scripts of UNPRELOADED, and
+#      on 17+ the concurrency scripts of REGISTRY;
 #   2. the same server restarted with shared_preload_libraries = 'shardid'
 #      (strict mode): test/strict/sql, then the scripts of the PRELOADED dirs;
 #   3. the scripts of the OWN_SERVERS dirs, each starting its own servers
@@ -25,8 +26,11 @@
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
-# Scripts (*.sh) by the server they need; adding a directory is one word here.
+# Scripts by the server they need: directories (each *.sh in it) or single
+# scripts; adding a directory is one word here.
 UNPRELOADED="test/session"	# on the shared server, shardid not preloaded
+# also on it when that is strict mode through the registry (PostgreSQL 17+)
+REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh"
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
 OWN_SERVERS="test/cluster test/failover"	# each starts and stops its own
 
@@ -72,11 +76,21 @@ regress_suite() {
 	done <"$out/outcome"
 }
 
-# scripts DIR...: each script runs in a fresh database of the shared server
+# script_list DIR|SCRIPT...: the scripts named and those in the directories
+script_list() {
+	local d
+	for d in "$@"; do
+		if [ -d "$d" ]; then ls "$d"/*.sh 2>/dev/null; elif [ -e "$d" ]; then echo "$d"; fi
+	done
+}
+
+# scripts [-p PREFIX] DIR|SCRIPT...: each script runs in a fresh database of
+# the shared server, its name prefixed with PREFIX
 scripts() {
-	local s name
-	for s in $(for d in "$@"; do ls "$d"/*.sh 2>/dev/null; done); do
-		name=${s#test/}
+	local s name prefix=""
+	[ "$1" = -p ] && { prefix=$2; shift 2; }
+	for s in $(script_list "$@"); do
+		name=$prefix${s#test/}
 		selected "$name" || continue
 		q -c "CREATE DATABASE shardid_script" >/dev/null
 		PGDATABASE=shardid_script q -c "CREATE EXTENSION shardid" >/dev/null
@@ -87,10 +101,10 @@ scripts() {
 	done
 }
 
-# own_server_scripts DIR...: each script starts, checks and removes its own servers
+# own_server_scripts DIR|SCRIPT...: each script starts, checks and removes its own servers
 own_server_scripts() {
 	local s name
-	for s in $(for d in "$@"; do ls "$d"/*.sh 2>/dev/null; done); do
+	for s in $(script_list "$@"); do
 		name=${s#test/}
 		selected "$name" || continue
 		echo "--- $name"
@@ -117,10 +131,12 @@ echo "== shardid not preloaded ($mode mode)"
 regress_suite "$mode" .
 if [ "$mode" = session ]; then
 	regress_suite session test/session
+	scripts $UNPRELOADED
 else
 	regress_suite "$mode" test/strict
+	scripts $UNPRELOADED
+	scripts -p "$mode/" $REGISTRY
 fi
-scripts $UNPRELOADED
 
 cluster_stop main
 cluster_conf main "shared_preload_libraries = 'shardid'"
