@@ -50,6 +50,19 @@
 #endif
 
 /*
+ * PG 18 replaced pg_attribute_noreturn(), written after a declaration, with
+ * pg_noreturn, written before it; declare with pg_noreturn:
+ *	 pg_noreturn extern void f(void);
+ */
+#ifndef pg_noreturn
+#if defined(__GNUC__) || defined(__SUNPRO_C)
+#define pg_noreturn __attribute__((noreturn))
+#else
+#define pg_noreturn
+#endif
+#endif
+
+/*
  * A GUC check hook's "extra" is allocated with guc_malloc() from PG 16 on,
  * with plain malloc() before.
  */
