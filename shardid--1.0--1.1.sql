@@ -874,7 +874,7 @@ COMMENT ON COLUMN shardid.move_journal.peer IS
 COMMENT ON COLUMN shardid.move_journal.schema_oid IS
 'target: the schema the move created here, the only one an undo may drop';
 COMMENT ON COLUMN shardid.move_journal.subscription_oid IS
-'source: the target''s subscription, whose table-sync replication slots an undo drops';
+'online moves: the subscription on the target, whose table-sync replication slots on the source an undo drops';
 
 -- The statement trigger shardid_moving that shardid-move puts on every table
 -- of a shard it moves away: writes are refused, reads go on.

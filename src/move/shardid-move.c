@@ -904,12 +904,15 @@ freeze_source_tx(Server *s)
 static void
 step_freeze(void)
 {
+	bool		again = is(M.src_phase, "frozen-for-move");
+
 	M.step = "the freeze";
 	check_interrupt();
 	if (!tx_with_lock_retry(&M.from, freeze_source_tx, "refuse writes to the shard"))
 		fail("could not freeze shard %d on the --from server", M.shard);
 	M.changed = true;
-	say("writes to shard %d are refused on the --from server from now on", M.shard);
+	say(again ? "writes to shard %d stay refused on the --from server" :
+		"writes to shard %d are refused on the --from server from now on", M.shard);
 	pause_point("freeze");
 	check_interrupt();
 }
@@ -1050,6 +1053,11 @@ typedef struct CopyProgress
 	double		started;
 	long long	total;
 	const char *extra;
+	/* on the target, tables restored in an uncommitted transaction: by relid */
+	bool		by_relid;
+	int			nrel;
+	char		relid[64][12];
+	long long	reldone[64];
 } CopyProgress;
 
 static long long
@@ -1060,6 +1068,27 @@ copy_progress_poll(CopyProgress *cp)
 				r;
 	long long	done = 0;
 
+	if (cp->by_relid)
+	{
+		res = query(cp->server,
+					"SELECT relid::text, tuples_processed FROM pg_catalog.pg_stat_progress_copy "
+					"WHERE datname = pg_catalog.current_database() AND command = $1",
+					1, cp->command);
+		for (r = 0; res && r < PQntuples(res); r++)
+		{
+			for (i = 0; i < cp->nrel; i++)
+				if (strcmp(cp->relid[i], PQgetvalue(res, r, 0)) == 0)
+					break;
+			if (i == cp->nrel && cp->nrel < 64)
+				snprintf(cp->relid[cp->nrel++], sizeof(cp->relid[0]), "%s", PQgetvalue(res, r, 0));
+			if (i < 64)
+				cp->reldone[i] = atoll(PQgetvalue(res, r, 1));
+		}
+		PQclear(res);
+		for (i = 0; i < cp->nrel; i++)
+			done += cp->reldone[i];
+		return done;
+	}
 	res = query(cp->server,
 				"SELECT c.relname, p.tuples_processed "
 				"FROM pg_catalog.pg_stat_progress_copy p "
@@ -1251,6 +1280,7 @@ copy_schema(bool schema_only)
 		cp.server = &M.to;
 		cp.label = "copy, writing to the --to server";
 		cp.command = "COPY FROM";
+		cp.by_relid = true;
 		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_restore into the --to server");
 	}
 	unlink(dump);
