@@ -1,0 +1,41 @@
+# test/failover/common.bash: helpers for the scripts in test/failover, which
+# start servers of their own (test/lib.sh) and crash them for real.  Source
+# it from a script; it is not a test itself.
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+SHARDID_TMP=""		# its own directory and servers, removed at exit
+. test/lib_script.sh
+chmod 777 "$SHARDID_TMP"
+
+faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+[ -n "$faketime_lib" ] || { echo "libfaketime not installed (Debian package libfaketime)"; exit 1; }
+
+# Strict mode: preloaded before PostgreSQL 17, the shared memory registry
+# (no preloading) from 17 on, so that both ways are tested.
+if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
+	strict_conf="# strict mode through the shared memory registry"
+else
+	strict_conf="shared_preload_libraries = 'shardid'"
+fi
+
+# ready PORT: wait until the server on PORT accepts connections (60 s)
+ready() {
+	local i
+	for i in $(seq 600); do
+		"$PG_BIN/pg_isready" -q -h "$SHARDID_TMP" -p "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# q_at PORT SQL...: q against the database app on the server on PORT
+q_at() {
+	local port=$1
+	shift
+	PGPORT=$port PGDATABASE=app q "$@"
+}
+
+# faketime_env OFFSET: environment for a server whose clock reads OFFSET
+# from the real one ("-2s", "-1h")
+faketime_env() {
+	echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+}

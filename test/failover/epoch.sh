@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The epoch cannot move under existing ids.  Once ids were made, a new
+# shardid.epoch (ALTER SYSTEM and reload, or a superuser's SET) makes
+# next_id() refuse, in both forms, with an error that names both epochs and
+# the way out; the ids' epoch survives a crash.  shardid.adopt_epoch() is
+# for superusers only and deliberately starts over under the new epoch.
+. "$(dirname "$0")/common.bash"
+
+port=$((SHARDID_PORT_BASE + 44))
+cluster_init epoch $port "$strict_conf" || exit 1
+cluster_start epoch || exit 1
+use_cluster $port
+q -c "CREATE DATABASE app" >/dev/null
+q_at $port <<'SQL' >/dev/null
+CREATE EXTENSION shardid;
+CREATE SCHEMA s3;
+CREATE SEQUENCE s3.t_id_seq;
+CREATE TABLE s3.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(3, nextval('s3.t_id_seq')), phase int);
+CREATE TABLE s3.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(3), phase int);
+INSERT INTO s3.t (phase) SELECT 1 FROM generate_series(1, 1000);
+INSERT INTO s3.u (phase) SELECT 1 FROM generate_series(1, 1000);
+CREATE ROLE regress_app LOGIN;
+GRANT USAGE ON SCHEMA s3 TO regress_app;
+GRANT INSERT, SELECT ON s3.t, s3.u TO regress_app;
+GRANT USAGE ON SEQUENCE s3.t_id_seq TO regress_app;
+SQL
+echo "ids' epoch: $(q_at $port -c "SELECT ids_epoch FROM shardid.info()")"
+# the remembered epoch survives a crash
+cluster_stop epoch immediate
+cluster_start epoch || { fail "restart failed"; finish; }
+
+refused() {	# refused HOW SQL...: every insert must fail with the epoch error
+	local how=$1 table out
+	shift
+	for table in s3.t s3.u; do
+		out=$(q_at $port "$@" -c "INSERT INTO $table (phase) VALUES (2)" 2>&1)
+		case "$out" in
+		*"shardid.epoch is 2026-01-01 00:00:01.500+00, but this server's ids were made with epoch 2026-01-01 00:00:00.000+00"*"shardid.adopt_epoch()"*) ;;
+		*) fail "$how: insert into $table not refused as expected: $out" ;;
+		esac
+	done
+	echo "$how: refused: $(echo "$out" | head -1)"
+}
+
+# ALTER SYSTEM and reload: every session sees the new epoch
+q_at $port -c "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+refused "ALTER SYSTEM + reload"
+refused "ALTER SYSTEM + reload, a non-superuser" -U regress_app
+# a session that was stamping before the reload refuses after it too
+out=$(q_at $port -c "ALTER SYSTEM RESET shardid.epoch" -c "SELECT pg_reload_conf()" -c "SELECT pg_sleep(0.5)" \
+	-c "INSERT INTO s3.u (phase) VALUES (2)" -c "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:01.5+00'" \
+	-c "SELECT pg_reload_conf()" -c "SELECT pg_sleep(0.5)" -c "INSERT INTO s3.u (phase) VALUES (2)" 2>&1)
+case "$out" in *"but this server's ids were made with epoch"*) ;; *) fail "a stamping session did not refuse after the reload: $out" ;; esac
+q_at $port -c "ALTER SYSTEM RESET shardid.epoch" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+q_at $port -c "INSERT INTO s3.u (phase) VALUES (2)" >/dev/null || fail "the ids' epoch again: insert failed"
+
+# a superuser's SET
+refused "SET by a superuser" -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'"
+
+# adopt_epoch(): not for others, and it starts over for a superuser
+out=$(q_at $port -U regress_app -c "SELECT shardid.adopt_epoch()" 2>&1)
+case "$out" in *"permission denied"*) ;; *) fail "adopt_epoch() by a non-superuser: $out" ;; esac
+adopted=$(q_at $port -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SELECT shardid.adopt_epoch()")
+echo "adopted: $adopted"
+expect "$(q_at $port -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SELECT shardid.next_id(3) > 0")" = t "stamping under the adopted epoch"
+out=$(q_at $port -c "INSERT INTO s3.u (phase) VALUES (3)" 2>&1)
+case "$out" in *"but this server's ids were made with epoch 2026-01-01 00:00:01.500+00"*) ;; *) fail "the old epoch after adopt_epoch(): $out" ;; esac
+expect "$(q_at $port -c "SELECT ids_epoch FROM shardid.info()")" = "2026-01-01 00:00:01.5+00" "info().ids_epoch after adopt_epoch()"
+cluster_stop epoch
+finish

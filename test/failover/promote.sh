@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A primary and a streaming standby made with pg_basebackup -R, the
+# standby's clock 2 s behind (libfaketime).  On the standby next_id()
+# is refused in both forms while the decoders and range helpers work.
+# The primary borrows seconds ahead of its clock in a burst, writes rows
+# with those ids, the standby replays them, the primary stops with
+# -m immediate, the standby is promoted and inserts go on into the same
+# shard tables: no duplicate, every new id greater than every replicated
+# id, in both forms, without waiting for the clock.
+. "$(dirname "$0")/common.bash"
+
+primary=$((SHARDID_PORT_BASE + 40))
+standby=$((primary + 1))
+cluster_init primary $primary "$strict_conf" || exit 1
+cluster_start primary || exit 1
+use_cluster $primary
+q -p $primary -c "CREATE DATABASE app" >/dev/null
+q_at $primary <<'SQL' >/dev/null
+CREATE EXTENSION shardid;
+CREATE SCHEMA s1;
+CREATE SEQUENCE s1.t_id_seq;
+CREATE TABLE s1.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(1, nextval('s1.t_id_seq')), phase int);
+CREATE TABLE s1.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(1), phase int);
+SQL
+
+as_pg "$PG_BIN/pg_basebackup" -D "$SHARDID_TMP/standby" -R -X stream -c fast -h "$SHARDID_TMP" -p $primary -U postgres ||
+	{ fail "pg_basebackup failed"; finish; }
+cluster_conf standby "port = $standby"
+# shellcheck disable=SC2046
+cluster_start standby $(faketime_env -2s) || { fail "standby did not start"; finish; }
+ready $standby || { fail "standby not ready"; finish; }
+
+# on the standby: refused in both forms, decoders work
+for call in "shardid.next_id(1)" "shardid.next_id(1, 5)" "shardid.next_id(1, nextval('s1.t_id_seq'))"; do
+	out=$(q_at $standby -c "SELECT $call" 2>&1)
+	echo "standby: SELECT $call -> $(echo "$out" | head -1)"
+	case "$out" in
+	*"cannot make shardid ids during recovery"* | *"cannot execute nextval() in a read-only transaction"*) ;;
+	*) fail "standby made an id with $call: $out" ;;
+	esac
+done
+expect "$(q_at $standby -c "SELECT shardid.id_shard(shardid.make_id(5, 7, 9)) = 7 AND shardid.min_id('2026-06-01+00') < shardid.max_id('2026-06-01+00') AND shardid.id_time(0) = '2026-01-01+00'")" = t "decoders and range helpers on the standby"
+
+# on the primary: a burst that borrows seconds ahead of the clock (the
+# primary allows a longer lead than the standby), then rows
+q_at $primary -c "ALTER SYSTEM SET shardid.max_lead_ms = 10000" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+read -r lead <<<"$(q_at $primary -c "
+    SELECT round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000)
+    FROM (SELECT shardid.next_id(1) AS id FROM generate_series(1, 5000000)) s")"
+q_at $primary -c "INSERT INTO s1.t (phase) SELECT 1 FROM generate_series(1, 50000);
+                  INSERT INTO s1.u (phase) SELECT 1 FROM generate_series(1, 50000);" || fail "inserts on the primary failed"
+lead_rows=$(q_at $primary -c "SELECT round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000) FROM s1.u")
+echo "primary: burst ended $lead ms ahead of its clock; newest row $lead_rows ms ahead"
+expect_ge "$lead" 1000 "lead of the burst on the primary (ms)"
+
+# the standby replays everything, then the primary crashes
+lsn=$(q_at $primary -c "SELECT pg_current_wal_lsn()")
+for i in $(seq 300); do
+	[ "$(q_at $standby -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
+	sleep 0.1
+done
+expect "$(q_at $standby -c "SELECT count(*) FROM s1.t") $(q_at $standby -c "SELECT count(*) FROM s1.u")" = "50000 50000" "rows replayed on the standby"
+cluster_stop primary immediate
+as_pg "$PG_BIN/pg_ctl" -D "$SHARDID_TMP/standby" -w promote >/dev/null || fail "promotion failed"
+
+# on the promoted standby (its clock 2 s behind): inserts go on at once
+start=$(date +%s%3N)
+for i in $(seq 10); do
+	q_at $standby -c "INSERT INTO s1.t (phase) SELECT 2 FROM generate_series(1, 2000);
+	                  INSERT INTO s1.u (phase) SELECT 2 FROM generate_series(1, 2000);" 2>&1 | head -3
+done
+elapsed=$(($(date +%s%3N) - start))
+for table in s1.t s1.u; do
+	read -r rows distinct after <<<"$(q_at $standby -F' ' -c "
+	    SELECT count(*), count(DISTINCT id),
+	           (SELECT min(id) FROM $table WHERE phase = 2) > (SELECT max(id) FROM $table WHERE phase = 1)
+	    FROM $table")"
+	echo "promoted: $table rows=$rows distinct=$distinct new ids after replicated ones: $after"
+	expect "$rows" = 70000 "$table rows after the promotion"
+	expect "$distinct" = 70000 "$table distinct ids"
+	expect "$after" = t "$table: every new id greater than every replicated id"
+done
+read -r behind step <<<"$(q_at $standby -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms FROM shardid.info()")"
+echo "promoted: 40000 rows in $elapsed ms; clock_behind_calls=$behind max_clock_step_back_ms=$step"
+expect_le "$elapsed" 20000 "time for the inserts after the promotion (ms)"
+expect_ge "$behind" 1 "calls counted as behind the clock"
+cluster_stop standby
+finish
