@@ -89,7 +89,8 @@ else
 	status=1
 fi
 # our frames: by source file (built with -g) or by object
-ours_re='\((shardid\.c|strict\.c|shardid_core\.h|compat\.h):[0-9]+\)|shardid\.so'
+ours_files=$(cd src && ls *.c *.h | sed 's/[.]/[.]/g' | paste -sd'|' -)
+ours_re="\\(($ours_files):[0-9]+\\)|shardid[.]so"
 ours=$(grep -lE "$ours_re" "$SHARDID_TMP"/vglogs/*.log 2>/dev/null)
 if [ -n "$ours" ]; then
 	echo "valgrind reports through shardid.so:"
