@@ -69,7 +69,7 @@ fi
 
 # build tools (readline, zlib and ICU are left out, so no libraries are needed)
 missing=""
-for p in gcc make bison flex perl pkg-config; do
+for p in gcc make bison flex perl pkg-config bzip2 xz-utils; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
