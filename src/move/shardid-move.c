@@ -414,6 +414,39 @@ source_conninfo_for_target(void)
 	return r;
 }
 
+/*
+ * The connection string for pg_dump / pg_restore: every setting this
+ * program's connection uses, but the password, which goes to the child's
+ * environment instead so that it never shows in a process list.
+ */
+static char *
+child_conninfo(Server *s, const char **password)
+{
+	PQconninfoOption *opts = PQconninfo(s->conn);
+	PQconninfoOption *o;
+	char	   *r = xstrdup("");
+
+	*password = PQpass(s->conn);
+	if (opts == NULL)
+		return xstrdup(s->conninfo);
+	for (o = opts; o->keyword; o++)
+	{
+		char	   *v,
+				   *n;
+
+		if (o->val == NULL || o->val[0] == '\0' || strcmp(o->keyword, "password") == 0 ||
+			strcmp(o->keyword, "fallback_application_name") == 0)
+			continue;
+		v = conninfo_value(o->val);
+		n = xprintf("%s%s%s=%s", r, r[0] ? " " : "", o->keyword, v);
+		free(r);
+		free(v);
+		r = n;
+	}
+	PQconninfoFree(opts);
+	return r;
+}
+
 /* a server answering again after a lost connection, or the move fails */
 static void
 need(Server *s)
@@ -1170,7 +1203,8 @@ copy_progress_reset(void)
 /* ------------------------------------------------------------------ */
 
 static void
-run_child(const char *const argv[], const char *out, CopyProgress *cp, const char *what)
+run_child(const char *const argv[], const char *out, CopyProgress *cp, const char *what,
+		  const char *password)
 {
 	char	   *err = xprintf("%s/%s.err", M.tmpdir, strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
 	pid_t		pid;
@@ -1182,7 +1216,7 @@ run_child(const char *const argv[], const char *out, CopyProgress *cp, const cha
 		copy_progress_reset();
 		cp->started = now_seconds();
 	}
-	pid = child_start(argv, out, err, NULL);
+	pid = child_start(argv, out, err, password);
 	if (pid < 0)
 		fail("could not start %s", argv[0]);
 	status = child_wait(pid, cp ? copy_progress_tick : NULL, cp);
@@ -1213,8 +1247,12 @@ copy_schema(bool schema_only)
 	char	   *list = xprintf("%s/shard.list", M.tmpdir);
 	char	   *list2 = xprintf("%s/shard.use", M.tmpdir);
 	char	   *schema_arg = xprintf("--schema=%s", M.pattern);
-	char	   *from_db = xprintf("--dbname=%s", M.from.conninfo);
-	char	   *to_db = xprintf("--dbname=%s", M.to.conninfo);
+	const char *from_pw,
+			   *to_pw;
+	char	   *from_ci = child_conninfo(&M.from, &from_pw);
+	char	   *to_ci = child_conninfo(&M.to, &to_pw);
+	char	   *from_db = xprintf("--dbname=%s", from_ci);
+	char	   *to_db = xprintf("--dbname=%s", to_ci);
 	char	   *list_arg = xprintf("--use-list=%s", list2);
 	char	   *file_arg = xprintf("--file=%s", dump);
 	CopyProgress cp = {0};
@@ -1237,12 +1275,12 @@ copy_schema(bool schema_only)
 		cp.server = &M.from;
 		cp.label = "copy, reading from the --from server";
 		cp.command = "COPY TO";
-		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_dump of the --from server");
+		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_dump of the --from server", from_pw);
 	}
 	{
 		const char *argv[] = {M.pg_restore, "--list", dump, NULL};
 
-		run_child(argv, list, NULL, "pg_restore --list");
+		run_child(argv, list, NULL, "pg_restore --list", NULL);
 	}
 
 	/*
@@ -1281,7 +1319,7 @@ copy_schema(bool schema_only)
 		cp.label = "copy, writing to the --to server";
 		cp.command = "COPY FROM";
 		cp.by_relid = true;
-		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_restore into the --to server");
+		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_restore into the --to server", to_pw);
 	}
 	unlink(dump);
 	unlink(list);
@@ -1292,6 +1330,8 @@ copy_schema(bool schema_only)
 	free(schema_arg);
 	free(from_db);
 	free(to_db);
+	free(from_ci);
+	free(to_ci);
 	free(list_arg);
 	free(file_arg);
 }
