@@ -55,7 +55,7 @@ extern const char *shardid_format_unix_ms(int64 unix_ms);
 extern int64 shardid_clock_ms(void);
 extern void shardid_wait_for_clock(int64 unix_ms);
 extern pg_noinline void shardid_moment_error(int64 unix_ms, int64 epoch_ms,
-											 const char *what, bool show_value) pg_attribute_noreturn();
+											 const char *what, bool show_value);
 
 /*
  * A moment (ms since the Unix epoch) must lie in the part of the time field

@@ -127,7 +127,10 @@ write_origin(RepOriginId node, uint64 value, bool go_backward)
 					   go_backward, true);
 	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	XLogFlush(XactLastRecEnd);
+	/* as at commit, a cancel ends the wait with a warning, not an error */
+	HOLD_INTERRUPTS();
 	SyncRepWaitForLSN(XactLastRecEnd, false);
+	RESUME_INTERRUPTS();
 }
 
 /* the durable H: every id handed out so far has a time at or below it */
