@@ -855,7 +855,8 @@ CREATE TABLE shardid.move_journal (
     updated_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
     started_by       name NOT NULL DEFAULT CURRENT_USER,
     PRIMARY KEY (move_id, side),
-    CHECK (side = 'source' AND phase IN ('publishing', 'frozen-for-move', 'moved-away', 'dropped', 'aborted')
+    CHECK (side = 'source' AND phase IN ('publishing', 'frozen-for-move', 'handing-over', 'moved-away',
+                                        'dropped', 'aborted')
         OR side = 'target' AND phase IN ('checked', 'copying', 'copied', 'replicating', 'caught-up',
                                          'verified', 'cut-over', 'done', 'aborted'))
 );

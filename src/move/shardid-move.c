@@ -17,11 +17,13 @@
  *	 target phases: checked -> copying -> copied (offline) or replicating
  *					(online) -> caught-up (online) -> verified -> cut-over
  *					-> done, or aborted
- *	 source phases: publishing (online) -> frozen-for-move -> moved-away ->
- *					dropped, or aborted
+ *	 source phases: publishing (online) -> frozen-for-move -> handing-over
+ *					-> moved-away -> dropped, or aborted
  *
  * The point of no return is the target's cut-over: one transaction there
- * lets its copy take writes and registers the shard.
+ * lets its copy take writes and registers the shard.  The source records
+ * handing-over first: from then on its part is undone only once the target
+ * has confirmed that it did not cut over.
  *
  * src/move/shardid-move.c
  *
@@ -113,6 +115,7 @@ static struct
 	char	   *sub_oid;
 	bool		changed;
 	bool		past_no_return;
+	bool		dst_known;		/* the target's journal was read by the undo */
 	bool		has_registry;
 
 	/* the run */
@@ -572,6 +575,8 @@ source_phase_meaning(const char *phase)
 		return "a publication and a replication slot of the move may exist there; the shard takes writes";
 	if (is(phase, "frozen-for-move"))
 		return "the shard's tables refuse writes there";
+	if (is(phase, "handing-over"))
+		return "the shard's tables refuse writes there, and the --to server may have taken the shard over";
 	if (is(phase, "moved-away"))
 		return "the shard moved away; its frozen copy stays until --drop-source";
 	if (is(phase, "dropped"))
@@ -802,6 +807,14 @@ give_up(void)
 	}
 	say("undoing the move of shard %d", M.shard);
 	ok = undo_target();
+	if (M.dst_known && target_rank(M.dst_phase) >= RANK_CUT_OVER)
+	{
+		/* the cutover committed although its answer was lost */
+		say("the move is past the point of no return: shard %d is registered on the --to server", M.shard);
+		report_state();
+		hint_msg("Run the same command with --resume to finish the move.");
+		finish(EXIT_UNFINISHED, "unfinished");
+	}
 	ok = undo_source() && ok;
 	report_state();
 	if (ok)
@@ -1268,7 +1281,7 @@ copy_schema(bool schema_only)
 	cp.total = total;
 
 	{
-		const char *argv[] = {M.pg_dump, "--format=custom", "--compress=1", schema_arg, file_arg,
+		const char *argv[] = {M.pg_dump, "--format=custom", schema_arg, file_arg,
 			"--no-publications", "--no-subscriptions", schema_only ? "--schema-only" : "--no-sync",
 		from_db, NULL};
 
@@ -1903,6 +1916,12 @@ step_cutover(void)
 	need(&M.to);
 	wait_clock();
 	check_interrupt();
+	need(&M.from);
+	if (!journal_write(&M.from, "source", "handing-over"))
+		fail("could not record the hand-over on the --from server: %s", db_error());
+	pause_point("handover");
+	check_interrupt();
+	need(&M.to);
 	ok = tx_begin(&M.to) && unfreeze_tables(&M.to, M.schema);
 	if (ok && M.has_registry)
 		ok = exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema);
@@ -1958,7 +1977,8 @@ undo_target(void)
 
 	JournalRow	j;
 
-	if (!server_ensure(&M.to, 5))
+	M.dst_known = false;
+	if (M.to.conn == NULL || !server_ensure(&M.to, 5))
 	{
 		if (M.dst_phase[0] == '\0' || is(M.dst_phase, "aborted"))
 			return true;
@@ -1969,6 +1989,7 @@ undo_target(void)
 	/* what the journal there says, not what this run believes it committed */
 	if (M.move_id && journal_by_id(&M.to, M.move_id, "target", &j))
 	{
+		M.dst_known = true;
 		set_phase(M.dst_phase, j.found ? j.phase : "");
 		if (j.found)
 		{
@@ -2023,7 +2044,7 @@ undo_source(void)
 
 	JournalRow	j;
 
-	if (!server_ensure(&M.from, 5))
+	if (M.from.conn == NULL || !server_ensure(&M.from, 5))
 	{
 		if (M.src_phase[0] == '\0' || is(M.src_phase, "aborted"))
 			return true;
@@ -2041,6 +2062,13 @@ undo_source(void)
 		return true;
 	if (is(M.src_phase, "moved-away") || is(M.src_phase, "dropped"))
 		return false;
+	if (is(M.src_phase, "handing-over") && (!M.dst_known || target_rank(M.dst_phase) >= RANK_CUT_OVER))
+	{
+		error_msg("the --from server's part is not undone: %s",
+				  M.dst_known ? "the --to server took the shard over" :
+				  "only the --to server knows whether it took the shard over, and it did not answer");
+		return false;
+	}
 	if (!drop_slots(true))
 	{
 		error_msg("could not drop the replication slots of the move on the --from server: %s", db_error());
@@ -2074,6 +2102,28 @@ undo_source(void)
 /* ------------------------------------------------------------------ */
 /* checks before anything changes									  */
 /* ------------------------------------------------------------------ */
+
+/* --abort: undo what can be undone on the server that answers */
+static void
+connect_for_abort(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	int			i,
+				up = 0;
+
+	for (i = 0; i < 2; i++)
+	{
+		if (server_connect(s[i]))
+			up++;
+		else
+			warning_msg("cannot connect to the %s server: %s", s[i]->option, db_error());
+	}
+	if (up == 0)
+	{
+		error_msg("neither server answers: nothing can be undone");
+		finish(EXIT_UNFINISHED, "unfinished");
+	}
+}
 
 static void
 connect_both(void)
@@ -2271,7 +2321,9 @@ load_unfinished(void)
 	JournalRow	a,
 				b;
 
-	if (!journal_unfinished(&M.from, &a) || !journal_unfinished(&M.to, &b))
+	journal_clear(&a);
+	journal_clear(&b);
+	if ((M.from.conn && !journal_unfinished(&M.from, &a)) || (M.to.conn && !journal_unfinished(&M.to, &b)))
 		refuse("could not read the move journal: %s", db_error());
 	if (a.found && !is(a.side, "source"))
 		refuse("the --from server records an unfinished move of shard %d to it, started %s: "
@@ -2286,9 +2338,9 @@ load_unfinished(void)
 	if (!a.found && !b.found)
 		return false;
 	/* the other side's row of the same move, whatever its phase */
-	if (!a.found)
+	if (!a.found && M.from.conn)
 		journal_by_id(&M.from, b.move_id, "source", &a);
-	if (!b.found)
+	if (!b.found && M.to.conn)
 		journal_by_id(&M.to, a.move_id, "target", &b);
 	jsrc = a;
 	jdst = b;
@@ -2300,8 +2352,9 @@ load_unfinished(void)
 		M.method = xstrdup(j->method);
 		M.online = is(M.method, "online");
 	}
-	set_phase(M.src_phase, a.found ? a.phase : "");
-	set_phase(M.dst_phase, b.found ? b.phase : "");
+	/* "?": the server did not answer, its phase is unknown */
+	set_phase(M.src_phase, a.found ? a.phase : M.from.conn ? "" : "?");
+	set_phase(M.dst_phase, b.found ? b.phase : M.to.conn ? "" : "?");
 	M.dst_schema_oid = b.found ? b.schema_oid : NULL;
 	M.sub_oid = b.found && b.sub_oid ? b.sub_oid : (a.found ? a.sub_oid : NULL);
 	return true;
@@ -2338,6 +2391,13 @@ run_abort(void)
 
 	if (!load_unfinished())
 	{
+		if (M.from.conn == NULL || M.to.conn == NULL)
+		{
+			error_msg("the %s server records no unfinished move of shard %d, and the %s server did not answer",
+					  M.from.conn ? "--from" : "--to", M.shard, M.from.conn ? "--to" : "--from");
+			hint_msg("Run the same command with --abort again once both servers answer.");
+			finish(EXIT_UNFINISHED, "unfinished");
+		}
 		say("no unfinished move of shard %d between these servers: nothing to undo", M.shard);
 		finish(EXIT_DONE, "nothing to do");
 	}
@@ -2569,8 +2629,14 @@ main(int argc, char **argv)
 	M.tmpdir = private_dir_make();
 	if (M.tmpdir == NULL)
 		finish(EXIT_FAILED, "failed");
-	connect_both();
-	check_servers();
+	if (M.do_abort)
+		connect_for_abort();
+	else
+		connect_both();
+	if (M.from.conn && M.to.conn)
+		check_servers();
+	else
+		M.has_registry = true;	/* shardid 1.1, whose journal the undo reads */
 
 	if (M.do_abort)
 		run_abort();

@@ -6,8 +6,8 @@
 # bytes, with a table named "my events", and next to it on the source a
 # schema that an unquoted dump pattern would match instead.  The shard moves
 # back and forth.  For each phase of an offline move (freeze, restore, copy,
-# verify, cutover) and of an online move (copy, freeze, catch-up, verify,
-# cutover), the move is paused there (SHARDID_MOVE_PAUSE_AT) and hit with
+# verify, handover, cutover) and of an online move (copy, freeze, catch-up,
+# verify, handover, cutover), the move is paused there (SHARDID_MOVE_PAUSE_AT) and hit with
 # SIGINT, SIGTERM, SIGHUP, or SIGKILL followed by --abort or by --resume.
 # After each: no row lost, none doubled, the shard registered and writable
 # on exactly one server, no replication slot, publication, subscription,
@@ -201,7 +201,8 @@ matrix_case() {	# matrix_case METHOD PHASE SIGNAL [abort|resume]
 
 start=$(date +%s)
 for method in offline online; do
-	if [ "$method" = offline ]; then phases="freeze restore copy verify cutover"; else phases="copy freeze catch-up verify cutover"; fi
+	if [ "$method" = offline ]; then phases="freeze restore copy verify handover cutover"
+	else phases="copy freeze catch-up verify handover cutover"; fi
 	for phase in $phases; do
 		for sig in INT TERM HUP; do matrix_case "$method" "$phase" "$sig"; done
 		matrix_case "$method" "$phase" KILL abort
@@ -249,6 +250,9 @@ if run_paused restore; then
 	grep -q "takes its writes\|takes writes again" "$SHARDID_TMP/move.log" ||
 		fail "target killed: the source was not made writable: $(cat "$SHARDID_TMP/move.log")"
 	writable "$src" || fail "target killed: the source does not take writes"
+	tool --abort
+	expect "$?" = 3 "target killed: --abort while it is down"
+	writable "$src" || fail "target killed: the source does not take writes after --abort"
 	cluster_start "$dstname" || exit 1
 	tool
 	expect "$?" = 1 "target killed: a new run sees the unfinished move"
