@@ -45,8 +45,11 @@ echo "defaults, sequence position, epoch and decoded times before the dump:"
 echo "$before" | sed 's/^/    /'
 expect "$after" = "$before" "restored defaults, sequence, epoch and decoded times"
 
-# inserts go on after the restore
+# inserts go on after the restore, once the new server's clock has passed
+# the newest restored id time: a fresh server has no high-water mark, and
+# the source's ids may carry times up to its lead ahead of its clock
 read -r max1 max2 <<<"$(q -F' ' -c "SELECT (SELECT max(id) FROM shard_0001.t), (SELECT max(id) FROM shard_0002.t)")"
+q -c "SELECT pg_sleep(least(15, greatest(0, extract(epoch FROM shardid.id_time(greatest($max1, $max2)) - clock_timestamp()))))" >/dev/null
 q -c "INSERT INTO shard_0001.t (v) SELECT g FROM generate_series(1, 20000) g;
       INSERT INTO shard_0002.t (v) SELECT g FROM generate_series(1, 20000) g;" || fail "inserts after restore failed"
 read -r rows distinct later1 later2 <<<"$(q -F' ' -c "
