@@ -175,6 +175,11 @@ matrix_case() {	# matrix_case METHOD PHASE SIGNAL [abort|resume]
 	tool
 	expect "$?" = 1 "$label: a new run after SIGKILL"
 	echo "$out" | grep -q "unfinished" || fail "$label: the new run does not mention the unfinished move: $out"
+	# a replication slot left by the killed run is named with the SQL that drops it
+	if [ -n "$(on "$src" -c "SELECT slot_name FROM pg_replication_slots WHERE slot_name = 'shardid_move_5'")" ]; then
+		echo "$out" | grep -qF "SELECT pg_catalog.pg_drop_replication_slot('shardid_move_5');" ||
+			fail "$label: a replication slot is left without the SQL that drops it: $out"
+	fi
 	if [ "$follow" = abort ]; then
 		tool --abort
 		status=$?
@@ -277,6 +282,23 @@ if run_paused copy --online; then
 	check_state "$dst" "source restarted during online replication"
 	moved "source restarted"
 	echo "ok source restarted during online replication"
+fi
+
+# the target server restarted during online replication: the move goes on
+dstname=$([ "$dst" = "$A" ] && echo a || echo b)
+if run_paused copy --online; then
+	cluster_stop "$dstname" fast
+	cluster_start "$dstname" || exit 1
+	add_row "$src" || fail "target restarted: no write before the cutover"
+	rm -f "$marker"
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 0 "target restarted during online replication: the move finishes"
+	[ "$status" = 0 ] || cat "$SHARDID_TMP/move.log"
+	check_state "$dst" "target restarted during online replication"
+	moved "target restarted"
+	echo "ok target restarted during online replication"
 fi
 
 # --json: one object on standard output
