@@ -57,6 +57,7 @@ extern volatile sig_atomic_t interrupted_by;
 extern void signals_install(void);
 extern const char *signal_name(int sig);
 extern void nap(int ms);
+extern void nap_always(int ms);
 extern char *private_dir_make(void);
 extern void private_dir_remove(void);
 extern char *find_program(const char *name);

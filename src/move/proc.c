@@ -88,6 +88,17 @@ nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* sleep even after a signal: for the waits of an undo */
+void
+nap_always(int ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long) (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
 static void
 remove_dir_files(const char *dir)
 {

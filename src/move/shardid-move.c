@@ -1733,7 +1733,7 @@ drop_slots(bool main_slot)
 			return true;
 		if (now_seconds() > deadline)
 			return false;
-		nap(100);
+		nap_always(100);
 	}
 }
 
