@@ -40,10 +40,12 @@ $(EXTENSION)--1.1.sql: $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move
+ifneq ($(wildcard $(PGXS)),)
 all: move
 install: install-move
 uninstall: uninstall-move
 clean: clean-move
+endif
 move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
