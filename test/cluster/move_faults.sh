@@ -267,6 +267,42 @@ if run_paused restore; then
 	echo "ok target killed during the copy"
 fi
 
+# SIGINT while pg_restore writes the rows: the child is stopped, the move undone
+rm -f "$marker"
+"$move" --shard 5 --from "$(conn "$src")" --to "$(conn "$dst")" >"$SHARDID_TMP/move.log" 2>&1 &
+pid=$!
+seen=0
+for i in $(seq 1 500); do
+	[ "$(on "$dst" -c "SELECT count(*) FROM pg_stat_progress_copy" 2>/dev/null)" = 1 ] && { seen=1; break; }
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.02
+done
+if [ $seen = 1 ]; then
+	kill -INT "$pid"
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 1 "SIGINT during pg_restore: exit status"
+	sleep 0.2
+	expect "$(pgrep -c -f "pg_restore.*$dst" || true)" = 0 "SIGINT during pg_restore: pg_restore processes left"
+	check_state "$src" "SIGINT during pg_restore"
+	echo "ok SIGINT during pg_restore"
+else
+	wait "$pid"
+	pid=""
+	echo "SIGINT during pg_restore: the restore was over before it was seen; the move went on"
+	check_state "$dst" "move without a SIGINT"
+	moved "move without a SIGINT"
+fi
+
+# --online refuses a table without a primary key before changing anything
+on "$src" -c "CREATE TABLE $QS.nopk (x int)"
+tool --online
+expect "$?" = 1 "--online with a table without a primary key"
+echo "$out" | grep -q "primary key" || fail "--online with a table without a primary key: $out"
+on "$src" -c "DROP TABLE $QS.nopk"
+check_state "$src" "--online refused"
+
 # the source server restarted during online replication: the move goes on
 srcname=$([ "$src" = "$A" ] && echo a || echo b)
 if run_paused copy --online; then
