@@ -156,6 +156,7 @@ server_connect(Server *s)
 	}
 	PQclear(res);
 	describe(s);
+	s->generation++;
 	return true;
 }
 

@@ -74,6 +74,8 @@ typedef struct Server
 	const char *conninfo;		/* as given on the command line */
 	PGconn	   *conn;
 	char		where[300];		/* host, port and database */
+	int			generation;		/* connections made so far */
+	int			locked;			/* the generation that holds the move lock */
 } Server;
 
 extern void cancel_arm(PGconn *conn);

@@ -450,12 +450,41 @@ child_conninfo(Server *s, const char **password)
 	return r;
 }
 
+/*
+ * The move lock: a session advisory lock on the shard, held on both servers
+ * by the run working on it.  It goes with the session, so a run killed by
+ * SIGKILL leaves it free, and a second run (even --abort) cannot act on a
+ * move that is still running.
+ */
+#define MOVE_LOCK_CLASS "1936223606"
+
+static bool
+take_move_lock(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
+				   2, MOVE_LOCK_CLASS, M.shard_s))
+		return false;
+	if (!is(v, "true"))
+	{
+		free(v);
+		return false;
+	}
+	free(v);
+	s->locked = s->generation;
+	return true;
+}
+
 /* a server answering again after a lost connection, or the move fails */
 static void
 need(Server *s)
 {
 	if (!server_ensure(s, M.timeout < 30 ? M.timeout : 30))
 		fail("lost the connection to the %s server: %s", s->option, db_error());
+	if (s->locked != s->generation && !take_move_lock(s))
+		fail("another shardid-move took shard %d over on the %s server while this one reconnected",
+			 M.shard, s->option);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2637,6 +2666,15 @@ main(int argc, char **argv)
 		check_servers();
 	else
 		M.has_registry = true;	/* shardid 1.1, whose journal the undo reads */
+	{
+		Server	   *s[] = {&M.from, &M.to};
+		int			i;
+
+		for (i = 0; i < 2; i++)
+			if (s[i]->conn && !take_move_lock(s[i]))
+				refuse("another shardid-move is working on shard %d with the %s server right now; "
+					   "nothing was changed", M.shard, s[i]->option);
+	}
 
 	if (M.do_abort)
 		run_abort();

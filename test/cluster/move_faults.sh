@@ -303,6 +303,21 @@ echo "$out" | grep -q "primary key" || fail "--online with a table without a pri
 on "$src" -c "DROP TABLE $QS.nopk"
 check_state "$src" "--online refused"
 
+# a second run while a move is running: refused, even --abort, and the move goes on
+if run_paused copy --online; then
+	tool --abort
+	expect "$?" = 1 "--abort while the move runs"
+	echo "$out" | grep -q "is working on shard 5" || fail "--abort while the move runs: $out"
+	rm -f "$marker"
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 0 "the running move after a refused --abort"
+	check_state "$dst" "a second run while a move is running"
+	moved "a second run"
+	echo "ok a second run while a move is running"
+fi
+
 # the source server restarted during online replication: the move goes on
 srcname=$([ "$src" = "$A" ] && echo a || echo b)
 if run_paused copy --online; then
