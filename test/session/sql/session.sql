@@ -24,3 +24,9 @@ SELECT clock_behind_calls FROM shardid.info();
 
 -- the sequence-free form needs shared memory
 SELECT shardid.next_id(5);
+
+-- the doctor reports a sequence-free DEFAULT: every insert fails here
+CREATE SCHEMA s8190;
+CREATE TABLE s8190.t (id bigint DEFAULT shardid.next_id(8190), v int);
+SELECT problem, object FROM shardid.doctor() WHERE problem LIKE 'sequence-free%';
+DROP SCHEMA s8190 CASCADE;

@@ -69,3 +69,9 @@ RESET shardid.epoch;
 
 -- shardid.max_lead_ms is set in postgresql.conf, not per session
 SET shardid.max_lead_ms = 10;
+
+-- the doctor has nothing against a sequence-free DEFAULT here
+CREATE SCHEMA s8190;
+CREATE TABLE s8190.t (id bigint DEFAULT shardid.next_id(8190), v int);
+SELECT problem, object FROM shardid.doctor() WHERE problem LIKE 'sequence-free%';
+DROP SCHEMA s8190 CASCADE;
