@@ -13,6 +13,7 @@ q -c "ALTER DATABASE $src_db SET shardid.epoch = '1314220021721'"
 # the server remembers the epoch of its ids: start over under this one (and
 # back at the end), as a migration would
 q -c "SELECT shardid.adopt_epoch()" >/dev/null
+trap 'PGPORT=$src_port q -c "SET shardid.epoch = '"'"'2026-01-01 00:00:00+00'"'"'" -c "SELECT shardid.adopt_epoch()" >/dev/null' EXIT
 q <<'SQL'
 CREATE SCHEMA shard_0001;
 CREATE SEQUENCE shard_0001.t_id_seq;
@@ -63,5 +64,4 @@ expect "$distinct" = 80000 "distinct ids after inserts"
 expect "$later1" = t "shard_0001 ids after the restore sort after the restored ones"
 expect "$later2" = t "shard_0002 ids after the restore sort after the restored ones"
 cluster_stop restore
-PGPORT=$src_port q -c "SET shardid.epoch = '2026-01-01 00:00:00+00'" -c "SELECT shardid.adopt_epoch()" >/dev/null
 finish
