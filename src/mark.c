@@ -116,16 +116,16 @@ find_origin(const char *name, bool missing_ok)
 
 /*
  * Set an origin's progress to value, WAL-logged, and wait until that WAL is
- * flushed and, as for a commit, has reached the synchronous standbys.
+ * flushed and, as for a commit, has reached the synchronous standbys.  The
+ * caller holds RowExclusiveLock on pg_replication_origin, which keeps the
+ * origin from being dropped meanwhile (as core does); it takes it before
+ * any LWLock, so that no LWLock is held while waiting for it.
  */
 static void
 write_origin(RepOriginId node, uint64 value, bool go_backward)
 {
-	/* keep the origin from being dropped meanwhile, as core does */
-	LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	replorigin_advance(node, (XLogRecPtr) value, InvalidXLogRecPtr,
 					   go_backward, true);
-	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	XLogFlush(XactLastRecEnd);
 	/* as at commit, a cancel ends the wait with a warning, not an error */
 	HOLD_INTERRUPTS();
@@ -156,6 +156,7 @@ shardid_mark_raise(ShardidMark *mark, int64 need_ms)
 	if (!must && pg_atomic_exchange_u32(&mark->raising, 1) != 0)
 		return;
 
+	LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	node = find_origin(HIGH_WATER_ORIGIN, false);
 	LWLockAcquire(&mark->lock, LW_EXCLUSIVE);
 	if (need_ms + SHARDID_MARK_MARGIN_MS > (int64) pg_atomic_read_u64(&mark->high_water))
@@ -168,6 +169,7 @@ shardid_mark_raise(ShardidMark *mark, int64 need_ms)
 		pg_atomic_fetch_add_u64(&mark->writes, 1);
 	}
 	LWLockRelease(&mark->lock);
+	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	pg_atomic_write_u32(&mark->raising, 0);
 }
 
@@ -185,7 +187,10 @@ shardid_check_epoch(void)
 	if (stored == 0)
 	{
 		/* first ids of this server: two sessions may race, the larger wins */
+		LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+		node = find_origin(EPOCH_ORIGIN, false);
 		write_origin(node, (uint64) shardid_epoch_ms + 1, false);
+		UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 		stored = replorigin_get_progress(node, false);
 	}
 	remembered = (int64) stored - 1;
@@ -214,8 +219,10 @@ shardid_adopt_epoch(ShardidMark *mark)
 				 errmsg("permission denied to adopt an epoch"),
 				 errdetail("Only superusers may change the epoch that the server's ids are made with.")));
 	shardid_refuse_in_recovery();
+	LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	write_origin(find_origin(EPOCH_ORIGIN, false),
 				 (uint64) shardid_epoch_ms + 1, true);
+	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
 	if (mark != NULL)
 		pg_atomic_fetch_add_u32(&mark->generation, 1);
 	return shardid_epoch_ms;
