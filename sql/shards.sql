@@ -26,7 +26,7 @@ SELECT seqrelid::regclass, seqcache FROM pg_sequence
 WHERE seqrelid::regclass::text LIKE 'shard\_%' ORDER BY 1;
 -- indexes, constraints and the foreign key came along, inside the shard
 SELECT conrelid::regclass, contype, pg_get_constraintdef(oid)
-FROM pg_constraint WHERE connamespace = 'shard_0042'::regnamespace ORDER BY 1, 2, 3;
+FROM pg_constraint WHERE connamespace = 'shard_0042'::regnamespace AND contype <> 'n' ORDER BY 1, 2, 3;
 SELECT indexrelid::regclass FROM pg_index
 WHERE indrelid = 'shard_0042.photos'::regclass ORDER BY 1;
 
@@ -134,8 +134,10 @@ INSERT INTO shard_0300.t_id_seq DEFAULT VALUES;
 DROP SCHEMA long_template, shard_0300 CASCADE;
 SELECT shardid.unregister_shard(300);
 
--- the doctor: the epoch is left at its default here, and strict mode is off
-SELECT * FROM shardid.doctor();
+-- the doctor: the epoch is left at its default here (whether the
+-- sequence-free DEFAULTs of s8191 can work depends on the mode: checked in
+-- test/session/sql and test/strict/sql)
+SELECT * FROM shardid.doctor() WHERE problem <> 'sequence-free DEFAULT without strict mode';
 DROP SCHEMA s8191 CASCADE;
 SELECT shardid.unregister_shard(8191);
 SET shardid.epoch = '2026-01-01 00:00:00+00';

@@ -43,8 +43,13 @@ SELECT 'configuration', format('tables %s conditions %s',
                                ext.extcondition), NULL, NULL
 FROM ext;
 
--- the objects of a fresh install
-SELECT object FROM shardid_state ORDER BY 1;
+-- the objects of a fresh install (from PostgreSQL 17 on the row types of its
+-- tables and views are members too: left out of this list so that it reads
+-- the same on every version; the comparison below includes them)
+SELECT object FROM shardid_state
+WHERE object NOT LIKE 'type %'
+   OR to_regclass(regexp_replace(object, '^type (.*?)(\[\])?$', '\1')) IS NULL
+ORDER BY 1;
 CREATE TEMP TABLE fresh AS SELECT * FROM shardid_state;
 
 DROP EXTENSION shardid;
