@@ -38,8 +38,11 @@ static char *shardid_epoch_string = NULL;
  */
 
 /*
- * Words that the date/time parser turns into "the current moment" or an
- * infinite value: an epoch must be a fixed moment.
+ * Special words of the date/time parser, all refused: "now", "today",
+ * "tomorrow" and "yesterday" mean a moment relative to the current time,
+ * "infinity" none at all, and "epoch" (1970-01-01) and "allballs"
+ * (00:00:00) are fixed moments that are easily confused with the setting's
+ * own meaning; an epoch is written as a timestamp or as milliseconds.
  */
 static bool
 has_relative_word(const char *value)
