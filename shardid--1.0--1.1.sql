@@ -62,6 +62,27 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION foreign_objects() IS
 'objects in schema shardid that are not shardid''s own, or that a role which is no superuser owns; doctor() reports them';
 
+CREATE FUNCTION check_no_foreign_objects()
+RETURNS void
+AS $$
+DECLARE
+    found_objects text;
+BEGIN
+    SELECT string_agg(format('%s (owner %s)', f.object, f.owner), ', ')
+    INTO found_objects FROM shardid.foreign_objects() f;
+    IF found_objects IS NOT NULL THEN
+        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
+                  HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
+    END IF;
+END
+$$ LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_no_foreign_objects() IS
+'raise an error if schema shardid holds objects that are not shardid''s own';
+
 -- =====================================================================
 -- 2. Shard registry, catalog of id DEFAULTs, routing, provisioning, doctor
 -- =====================================================================
@@ -199,6 +220,27 @@ GROUP BY t.schema_name
 HAVING count(DISTINCT t.shard) = 1
    AND (SELECT count(DISTINCT t2.schema_name) FROM trusted t2 WHERE t2.shard = min(t.shard)) = 1;
 
+-- Writing the registry takes INSERT and DELETE on it: superusers and the
+-- database owner have them and grant them.  what: 'register' or
+-- 'unregister', for the message.
+CREATE FUNCTION check_registry_writer(what text)
+RETURNS void
+AS $$
+BEGIN
+    IF NOT has_table_privilege('shardid.shard_registry', 'INSERT')
+       OR NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
+        RAISE EXCEPTION 'permission denied to % shards', what
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Routing reads shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
+                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+    END IF;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_registry_writer(text) IS
+'raise an error unless the current role may write shardid.shard_registry';
+
 CREATE FUNCTION register_shard(shard integer, schema_name name)
 RETURNS void
 AS $$
@@ -211,13 +253,7 @@ BEGIN
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
     END IF;
-    IF NOT has_table_privilege('shardid.shard_registry', 'INSERT')
-       OR NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
-        RAISE EXCEPTION 'permission denied to register shards'
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Registering a logical shard writes shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
-                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
-    END IF;
+    PERFORM shardid.check_registry_writer('register');
     IF to_regnamespace(quote_ident(schema_name)) IS NULL THEN
         RAISE EXCEPTION 'schema "%" does not exist', schema_name
             USING ERRCODE = 'invalid_schema_name';
@@ -256,12 +292,7 @@ AS $$
 DECLARE
     n integer;
 BEGIN
-    IF NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
-        RAISE EXCEPTION 'permission denied to unregister shards'
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Unregistering a logical shard writes shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
-                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
-    END IF;
+    PERFORM shardid.check_registry_writer('unregister');
     DELETE FROM shardid.shard_registry r WHERE r.shard = unregister_shard.shard;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n > 0;
@@ -399,13 +430,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('Got prefix %L and %s digits.', prefix, digits);
     END IF;
-    IF NOT has_table_privilege('shardid.shard_registry', 'INSERT')
-       OR NOT has_table_privilege('shardid.shard_registry', 'DELETE') THEN
-        RAISE EXCEPTION 'permission denied to register shards'
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Provisioning registers each shard in shardid.shard_registry, which superusers, the database owner and the roles they grant INSERT and DELETE on it may change.',
-                  HINT = format('A superuser or the database owner can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
-    END IF;
+    PERFORM shardid.check_registry_writer('register');
 
     -- check every shard before creating anything
     FOREACH s IN ARRAY shards LOOP
@@ -921,7 +946,6 @@ DECLARE
     creators oid[];
     g record;
     n integer := 0;
-    found_objects text;
 BEGIN
     -- the roles that may create in the schema now, superusers aside
     SELECT pg_catalog.array_agg(DISTINCT r.oid) INTO creators
@@ -930,14 +954,7 @@ BEGIN
       AND (r.oid OPERATOR(pg_catalog.=) s.nspowner
            OR pg_catalog.has_schema_privilege(r.oid, s.oid, 'CREATE'));
 
-    SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', f.object, f.owner), ', ')
-    INTO found_objects FROM shardid.foreign_objects() f;
-    IF found_objects IS NOT NULL THEN
-        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
-                  HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
-    END IF;
+    PERFORM shardid.check_no_foreign_objects();
 
     EXECUTE pg_catalog.format('ALTER SCHEMA shardid OWNER TO %I', CURRENT_USER);
     -- ALTER SCHEMA ... OWNER kept the privileges others held; take them all
@@ -969,14 +986,7 @@ BEGIN
             END IF;
             PERFORM pg_catalog.pg_sleep(0.1);
         END LOOP;
-        SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', f.object, f.owner), ', ')
-        INTO found_objects FROM shardid.foreign_objects() f;
-        IF found_objects IS NOT NULL THEN
-            RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
-                      HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
-        END IF;
+        PERFORM shardid.check_no_foreign_objects();
     END IF;
 END
 $$;
