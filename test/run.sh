@@ -9,7 +9,8 @@
 #      registry (test/strict/sql); then the scripts of UNPRELOADED, and
 #      on 17+ the concurrency scripts of REGISTRY;
 #   2. the same server restarted with shared_preload_libraries = 'shardid'
-#      (strict mode): test/strict/sql, then the scripts of the PRELOADED dirs;
+#      (strict mode): sql/ again, test/strict/sql, then the scripts of
+#      PRELOADED;
 #   3. the scripts of the OWN_SERVERS dirs, each starting its own servers
 #      (logical shards on three servers and shard moves, failover);
 #   4. both modes' pg_regress suites again with the undefined-behaviour
@@ -143,6 +144,7 @@ cluster_conf main "shared_preload_libraries = 'shardid'"
 cluster_start main || exit 1
 mode=$(server_mode)
 echo "== shared_preload_libraries = 'shardid' ($mode mode)"
+regress_suite "$mode" .
 regress_suite "$mode" test/strict
 scripts $PRELOADED
 cluster_stop main
