@@ -1553,7 +1553,7 @@ subscribe_tx(Server *s)
 
 /* target: the definitions, frozen, and a subscription filling them */
 static void
-step_copy_online(void)
+copy_online(void)
 {
 	M.step = "the copy";
 	check_interrupt();
@@ -1575,9 +1575,66 @@ step_copy_online(void)
 				  "WHERE move_id = $2 AND side = 'source'", 2, M.sub_oid, M.move_id))
 		fail("could not record the subscription on the --from server: %s", db_error());
 	say("replicating schema \"%s\" while the --from server takes writes", M.schema);
+}
+
+static void
+step_copy_online(void)
+{
+	copy_online();
 	pause_point("copy");
 	check_interrupt();
 }
+
+/*
+ * Tables of the subscription whose sync can never end: copied (state 'f',
+ * finishedcopy) on the --to server while their sync slot is gone from the
+ * --from server.  A sync worker drops its slot on the publisher and only
+ * then commits the table's syncdone state; a --to server stopped between
+ * the two (a fast shutdown, a crash) keeps the table at 'f', and every sync
+ * worker started for it after the restart fails on the missing slot, for
+ * ever (PostgreSQL counts no sync error for it).  The relids, comma
+ * separated, or NULL.
+ */
+static char *
+orphaned_syncs(void)
+{
+	char	   *copied = NULL;
+	char	   *orphans = NULL;
+
+	if (!get_value(&M.to, &copied,
+				   "SELECT pg_catalog.string_agg(srrelid::text, ',' ORDER BY srrelid) "
+				   "FROM pg_catalog.pg_subscription_rel WHERE srsubid = $1::oid AND srsubstate = 'f'",
+				   1, M.sub_oid) || copied == NULL)
+		return NULL;
+	need(&M.from);
+	if (!get_value(&M.from, &orphans,
+				   "SELECT pg_catalog.string_agg(r, ',' ORDER BY r::oid) "
+				   "FROM pg_catalog.unnest(pg_catalog.string_to_array($2, ',')) AS r "
+				   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots "
+				   "WHERE pg_catalog.starts_with(slot_name::text, 'pg_' || $1 || '_sync_' || r || '_'))",
+				   2, M.sub_oid, copied))
+		orphans = NULL;
+	free(copied);
+	return orphans;
+}
+
+/* the subscription dropped with its slots, and the initial copy begun again */
+static void
+copy_online_again(void)
+{
+	need(&M.to);
+	if (!drop_subscription())
+		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
+	need(&M.from);
+	if (!drop_slots(true))
+		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
+	M.sub_oid = NULL;
+	step_publish();
+	copy_online();
+}
+
+#define SYNC_CHECK_S 5.0		/* seconds between two looks for orphaned syncs */
+#define SYNC_AGAIN_MAX 3		/* initial copies begun again, at most */
 
 /* wait until every table of the subscription finished its initial copy */
 static void
@@ -1587,6 +1644,9 @@ step_wait_sync(void)
 	CopyProgress cp = {0};
 	long long	total = 0;
 	int			i;
+	int			again = 0;
+	double		checked = now_seconds();
+	char	   *suspects = NULL;
 
 	M.step = "the initial copy";
 	for (i = 0; i < M.ntables; i++)
@@ -1631,11 +1691,38 @@ step_wait_sync(void)
 			fail("the initial copy did not finish within %d s (%ld of %ld tables ready, %s sync errors; "
 				 "see the --to server's log)", M.timeout, all - pending, all, errors ? errors : "no count of");
 		}
+		/* an orphaned sync, seen twice SYNC_CHECK_S apart: copy again */
+		if (now_seconds() - checked >= SYNC_CHECK_S)
+		{
+			char	   *orphans = orphaned_syncs();
+
+			checked = now_seconds();
+			if (orphans && suspects && strcmp(orphans, suspects) == 0)
+			{
+				progress_end();
+				if (++again > SYNC_AGAIN_MAX)
+					fail("the initial copy of table oid %s on the --to server cannot end: its sync slot is gone "
+						 "from the --from server, %d times over", orphans, SYNC_AGAIN_MAX);
+				warning_msg("the --to server keeps table oid %s copied but not synchronized, and its sync slot "
+							"is gone from the --from server (the --to server stopped as the sync ended): "
+							"starting the initial copy again", orphans);
+				free(orphans);
+				orphans = NULL;
+				copy_online_again();
+				M.step = "the initial copy";
+				deadline = now_seconds() + M.timeout;
+				copy_progress_reset();
+				cp.started = now_seconds();
+			}
+			free(suspects);
+			suspects = orphans;
+		}
 		snprintf(extra, sizeof(extra), ", %ld of %ld tables ready", all - pending, all);
 		cp.extra = extra;
 		copy_progress_tick(&cp);
 		nap(100);
 	}
+	free(suspects);
 	progress_end();
 	say("initial copy done");
 }

@@ -14,7 +14,10 @@
 # unfinished journal row or private directory left anywhere.
 # Then: a malformed command line exits 2 at once, a schema that already
 # exists on the target is refused, the target server killed during the
-# copy, and the source server restarted during online replication.
+# copy, the source and the target server restarted during online
+# replication, and a table whose sync slot went before its sync ended.
+# MOVE_FAULTS_MATRIX=0 in the environment leaves out the matrix of phases and
+# signals and runs only the cases after it.
 cd "$(dirname "$0")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -206,6 +209,7 @@ matrix_case() {	# matrix_case METHOD PHASE SIGNAL [abort|resume]
 
 start=$(date +%s)
 for method in offline online; do
+	[ "${MOVE_FAULTS_MATRIX:-1}" = 0 ] && break
 	if [ "$method" = offline ]; then phases="freeze restore copy verify handover cutover"
 	else phases="copy freeze catch-up verify handover cutover"; fi
 	for phase in $phases; do
@@ -329,7 +333,7 @@ if run_paused copy --online; then
 	status=$?
 	pid=""
 	expect "$status" = 0 "source restarted during online replication: the move finishes"
-	[ "$status" = 0 ] || cat "$SHARDID_TMP/move.log"
+	[ "$status" = 0 ] || { cat "$SHARDID_TMP/move.log"; tail -n 40 "$SHARDID_TMP"/[ab].log; }
 	check_state "$dst" "source restarted during online replication"
 	moved "source restarted"
 	echo "ok source restarted during online replication"
@@ -346,10 +350,43 @@ if run_paused copy --online; then
 	status=$?
 	pid=""
 	expect "$status" = 0 "target restarted during online replication: the move finishes"
-	[ "$status" = 0 ] || cat "$SHARDID_TMP/move.log"
+	[ "$status" = 0 ] || { cat "$SHARDID_TMP/move.log"; tail -n 40 "$SHARDID_TMP"/[ab].log; }
 	check_state "$dst" "target restarted during online replication"
 	moved "target restarted"
 	echo "ok target restarted during online replication"
+fi
+
+# a table left copied but never synchronized: the --to server stopped after
+# the sync worker dropped its slot on the --from server and before it
+# committed the end of the sync (a real race, hit now and then by the case
+# above).  The state is made here directly, but for the sync's replication
+# origin, whose reserved name SQL cannot create: the sync worker then fails
+# on the missing origin before the missing slot.  The move copies again.
+if run_paused copy --online; then
+	sub=""
+	for i in $(seq 1 600); do
+		sub=$(on "$dst" -c "SELECT s.oid FROM pg_subscription s WHERE s.subname = 'shardid_move_5' AND
+		                    NOT EXISTS (SELECT FROM pg_subscription_rel r WHERE r.srsubid = s.oid AND r.srsubstate <> 'r')")
+		[ -n "$sub" ] && break
+		sleep 0.1
+	done
+	rel=$(on "$dst" -c "SELECT '$QS.notes'::regclass::oid")
+	on "$dst" >/dev/null <<SQL || fail "orphaned sync: could not make the state"
+ALTER SUBSCRIPTION shardid_move_5 DISABLE;
+UPDATE pg_subscription_rel SET srsubstate = 'f', srsublsn = NULL WHERE srsubid = $sub AND srrelid = $rel;
+ALTER SUBSCRIPTION shardid_move_5 ENABLE;
+SQL
+	add_row "$src" || fail "orphaned sync: no write before the cutover"
+	rm -f "$marker"
+	wait "$pid"
+	status=$?
+	pid=""
+	expect "$status" = 0 "orphaned sync: the move finishes"
+	grep -q "starting the initial copy again" "$SHARDID_TMP/move.log" ||
+		fail "orphaned sync: the initial copy was not begun again: $(cat "$SHARDID_TMP/move.log")"
+	check_state "$dst" "orphaned sync"
+	moved "orphaned sync"
+	echo "ok a table copied but never synchronized: copied again"
 fi
 
 # --json: one object on standard output
