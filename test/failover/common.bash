@@ -39,3 +39,21 @@ q_at() {
 faketime_env() {
 	echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
 }
+
+# expect_ids_after PORT LABEL BEFORE TABLE...: each table (columns id,
+# phase) holds 70,000 distinct ids, and every id of phase 2 (made after the
+# event) is greater than every id of phase 1 (BEFORE names those)
+expect_ids_after() {
+	local port=$1 label=$2 before=$3 table rows distinct after
+	shift 3
+	for table in "$@"; do
+		read -r rows distinct after <<<"$(q_at "$port" -F' ' -c "
+		    SELECT count(*), count(DISTINCT id),
+		           (SELECT min(id) FROM $table WHERE phase = 2) > (SELECT max(id) FROM $table WHERE phase = 1)
+		    FROM $table")"
+		echo "$label: $table rows=$rows distinct=$distinct new ids after the $before ones: $after"
+		expect "$rows" = 70000 "$label: $table rows"
+		expect "$distinct" = 70000 "$label: $table distinct ids"
+		expect "$after" = t "$label: $table: every new id greater than every $before id"
+	done
+}

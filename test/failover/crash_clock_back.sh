@@ -35,16 +35,7 @@ start=$(date +%s%3N)
 q_at $port -c "INSERT INTO s2.t (phase) SELECT 2 FROM generate_series(1, 20000);
                INSERT INTO s2.u (phase) SELECT 2 FROM generate_series(1, 20000);" 2>&1 | head -3
 elapsed=$(($(date +%s%3N) - start))
-for table in s2.t s2.u; do
-	read -r rows distinct after <<<"$(q_at $port -F' ' -c "
-	    SELECT count(*), count(DISTINCT id),
-	           (SELECT min(id) FROM $table WHERE phase = 2) > (SELECT max(id) FROM $table WHERE phase = 1)
-	    FROM $table")"
-	echo "after the restart: $table rows=$rows distinct=$distinct new ids after the old ones: $after"
-	expect "$rows" = 70000 "$table rows"
-	expect "$distinct" = 70000 "$table distinct ids"
-	expect "$after" = t "$table: every new id greater than every id made before the crash"
-done
+expect_ids_after $port "after the restart" old s2.t s2.u
 read -r behind step <<<"$(q_at $port -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms FROM shardid.info()")"
 echo "40000 rows in $elapsed ms; clock_behind_calls=$behind max_clock_step_back_ms=$step"
 expect_le "$elapsed" 20000 "time for the inserts after the restart (ms)"

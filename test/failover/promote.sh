@@ -71,16 +71,7 @@ for i in $(seq 10); do
 	                  INSERT INTO s1.u (phase) SELECT 2 FROM generate_series(1, 2000);" 2>&1 | head -3
 done
 elapsed=$(($(date +%s%3N) - start))
-for table in s1.t s1.u; do
-	read -r rows distinct after <<<"$(q_at $standby -F' ' -c "
-	    SELECT count(*), count(DISTINCT id),
-	           (SELECT min(id) FROM $table WHERE phase = 2) > (SELECT max(id) FROM $table WHERE phase = 1)
-	    FROM $table")"
-	echo "promoted: $table rows=$rows distinct=$distinct new ids after replicated ones: $after"
-	expect "$rows" = 70000 "$table rows after the promotion"
-	expect "$distinct" = 70000 "$table distinct ids"
-	expect "$after" = t "$table: every new id greater than every replicated id"
-done
+expect_ids_after $standby "promoted" replicated s1.t s1.u
 read -r behind step <<<"$(q_at $standby -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms FROM shardid.info()")"
 echo "promoted: 40000 rows in $elapsed ms; clock_behind_calls=$behind max_clock_step_back_ms=$step"
 expect_le "$elapsed" 20000 "time for the inserts after the promotion (ms)"
