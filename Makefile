@@ -5,10 +5,13 @@ EXTENSION = shardid
 MODULE_big = shardid
 OBJS = src/shardid.o src/shared.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
 
-# shardid--1.1.sql, the install script of 1.1, is made from the 1.0 script
-# and the 1.0--1.1 update, so that every change of 1.1 is written once
-DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.0.control
-DATA_built = $(EXTENSION)--1.1.sql
+# The released scripts (1.0, 1.0--1.1) never change; every change of 1.2 is
+# written once, in 1.1--1.2.  make builds from them the install scripts of
+# 1.1 and 1.2 and the direct update from 1.0, whose first statements are
+# section 0 of 1.1--1.2 (see that file).
+DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.1--1.2.sql \
+	$(EXTENSION)--1.0.control
+DATA_built = $(EXTENSION)--1.1.sql $(EXTENSION)--1.2.sql $(EXTENSION)--1.0--1.2.sql
 
 TESTS = $(wildcard sql/*.sql)
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -37,6 +40,17 @@ endif
 
 $(EXTENSION)--1.1.sql: $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
 	{ echo '/* $@: made by make from $^; edit those */'; cat $^; } >$@
+
+# section 0 of the 1.1--1.2 update, and the rest of it
+SECTION0_END = ^-- end of section 0
+$(EXTENSION)--1.2.sql: $(EXTENSION)--1.1--1.2.sql $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
+	{ echo '/* $@: made by make from $^; edit those */'; \
+	  sed -n '1,/$(SECTION0_END)/p' $<; cat $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql; \
+	  sed '1,/$(SECTION0_END)/d' $<; } >$@
+$(EXTENSION)--1.0--1.2.sql: $(EXTENSION)--1.1--1.2.sql $(EXTENSION)--1.0--1.1.sql
+	{ echo '/* $@: made by make from $^; edit those */'; \
+	  sed -n '1,/$(SECTION0_END)/p' $<; cat $(EXTENSION)--1.0--1.1.sql; \
+	  sed '1,/$(SECTION0_END)/d' $<; } >$@
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move
