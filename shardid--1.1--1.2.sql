@@ -167,11 +167,11 @@ BEGIN
         UNION ALL SELECT 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.extowner FROM pg_catalog.pg_extension x
                   WHERE x.extnamespace OPERATOR(pg_catalog.=) ns AND x.oid OPERATOR(pg_catalog.<>) ext
     )
-    SELECT pg_catalog.string_agg(pg_catalog.format('%s (owner %s)', pg_catalog.pg_describe_object(p.classid, p.objid, 0),
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s %s (owner %s)', i.type, i.identity,
                                                    COALESCE(pg_catalog.pg_get_userbyid(p.owner)::pg_catalog.text, '-')),
-                                 ', ' ORDER BY 1)
+                                 ', ' ORDER BY i.type, i.identity)
     INTO found_objects
-    FROM present p
+    FROM present p, pg_catalog.pg_identify_object(p.classid, p.objid, 0) i
     WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid OPERATOR(pg_catalog.=) p.classid
                                             AND o.objid OPERATOR(pg_catalog.=) p.objid)
        OR p.owner IS NOT NULL AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
@@ -193,7 +193,477 @@ $section0$;
 -- 1. Security: registry, journal, doctor
 -- =====================================================================
 
--- (section 1: to come)
+-- ---------------------------------------------------------------------
+-- 1a. The catalog of id DEFAULTs: read without waiting, through domains
+-- ---------------------------------------------------------------------
+
+-- pg_get_expr() locks the table to read its column names, and another
+-- session may hold that lock as long as it likes (its temporary table, a
+-- long ALTER TABLE): the views and doctor() would wait with it.
+CREATE FUNCTION default_text(expr pg_node_tree, tab oid)
+RETURNS text
+AS 'MODULE_PATHNAME', 'shardid_default_text'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION default_text(pg_node_tree, oid) IS
+'a stored DEFAULT as text, or NULL at once when its table is locked by another session (tab 0: a domain''s DEFAULT)';
+
+-- Every column whose DEFAULT calls next_id(): its own DEFAULT, or, for a
+-- column without one, the DEFAULT of its domain (via_domain).  id_type is
+-- the column's type with a domain taken down to its base type.
+CREATE OR REPLACE VIEW id_defaults AS
+SELECT n.nspname AS schema_name,
+       c.relname AS table_name,
+       a.attname AS column_name,
+       c.oid AS table_oid,
+       dc.shard::bigint AS shard,
+       shardid.default_text(x.expr, x.expr_table) AS default_expr,
+       dc.sequence AS sequence_name,
+       a.atttypid::regtype AS column_type,
+       dc.counter AS sequence_free,
+       dc.calls_next_id AS plain_call,
+       (SELECT i.inhparent::regclass FROM pg_catalog.pg_inherits i
+         WHERE c.relispartition AND i.inhrelid = c.oid) AS partition_of,
+       x.via_domain,
+       (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::regtype AS id_type
+FROM (SELECT d.adrelid AS relid, d.adnum AS attnum, d.adbin AS expr, d.adrelid AS expr_table,
+             NULL::regtype AS via_domain
+      FROM pg_catalog.pg_attrdef d
+      WHERE EXISTS (SELECT FROM pg_catalog.pg_depend dep
+                    WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = d.oid
+                      AND dep.refclassid = 'pg_catalog.pg_proc'::regclass
+                      AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                           'shardid.next_id(integer)'::regprocedure))
+      UNION ALL
+      SELECT a.attrelid, a.attnum, t.typdefaultbin, 0::oid, t.oid::regtype
+      FROM pg_catalog.pg_type t
+      JOIN pg_catalog.pg_attribute a ON a.atttypid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+                                     AND NOT a.atthasdef
+      WHERE t.typtype = 'd' AND t.typdefaultbin IS NOT NULL
+        AND EXISTS (SELECT FROM pg_catalog.pg_depend dep
+                    WHERE dep.classid = 'pg_catalog.pg_type'::regclass AND dep.objid = t.oid
+                      AND dep.refclassid = 'pg_catalog.pg_proc'::regclass
+                      AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                           'shardid.next_id(integer)'::regprocedure))) x
+JOIN pg_catalog.pg_class c ON c.oid = x.relid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = x.relid AND a.attnum = x.attnum
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                        'shardid.next_id(integer)'::regprocedure) dc
+WHERE c.relkind IN ('r', 'p');
+
+COMMENT ON VIEW id_defaults IS
+'every column whose DEFAULT (its own, or its domain''s) calls shardid.next_id(), read from the expression tree: shard and sequence when the DEFAULT is a plain call, column type';
+
+-- ---------------------------------------------------------------------
+-- 1b. The registry: who may write it, and what
+-- ---------------------------------------------------------------------
+
+-- Writing the registry: superusers, members of the database's owner as it
+-- is now, and roles a superuser granted INSERT (to register) or DELETE (to
+-- unregister) on shardid.shard_registry by name.  Every write, through
+-- register_shard() or not, passes this check (trigger registry_guard).
+CREATE OR REPLACE FUNCTION check_registry_writer(what text)
+RETURNS void
+AS $$
+DECLARE
+    privilege text := CASE what WHEN 'unregister' THEN 'DELETE' ELSE 'INSERT' END;
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+       OR pg_has_role((SELECT db.datdba FROM pg_database db WHERE db.datname = current_database()), 'MEMBER')
+       OR EXISTS (SELECT FROM pg_class c, aclexplode(c.relacl) a
+                  WHERE c.oid = 'shardid.shard_registry'::regclass
+                    AND a.grantee <> 0 AND a.privilege_type = privilege
+                    AND pg_has_role(a.grantee, 'MEMBER')) THEN
+        RETURN;
+    END IF;
+    RAISE EXCEPTION 'permission denied to % shards', what
+        USING ERRCODE = 'insufficient_privilege',
+              DETAIL = 'Routing reads shardid.shard_registry, which superusers, the owner of the database and the roles a superuser granted INSERT and DELETE on it may change.',
+              HINT = format('A superuser can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+-- every row written to the registry, by whatever statement
+CREATE FUNCTION registry_guard()
+RETURNS trigger
+AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'the shard registry is not updated in place'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Use shardid.unregister_shard() and shardid.register_shard().';
+    END IF;
+    PERFORM shardid.check_registry_writer(CASE TG_OP WHEN 'DELETE' THEN 'unregister' ELSE 'register' END);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    IF NEW.shard < 0 OR NEW.shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', NEW.shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    IF NEW.schema_name IN ('pg_catalog', 'information_schema', 'pg_toast', 'shardid')
+       OR NEW.schema_name ~ '^pg_(toast_)?temp_' THEN
+        RAISE EXCEPTION 'schema "%" cannot hold a logical shard', NEW.schema_name
+            USING ERRCODE = 'invalid_schema_name',
+                  DETAIL = 'System schemas, temporary schemas and schema shardid are not shard schemas.';
+    END IF;
+    IF to_regnamespace(quote_ident(NEW.schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', NEW.schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    NEW.registered_at := now();
+    NEW.registered_by := current_user;
+    RETURN NEW;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION registry_guard() IS
+'trigger on shardid.shard_registry: checks who writes it and what (no system schema, the schema exists), and records who did';
+
+CREATE TRIGGER registry_guard
+    BEFORE INSERT OR UPDATE OR DELETE ON shard_registry
+    FOR EACH ROW EXECUTE FUNCTION registry_guard();
+
+-- Everyone reaches the trigger, which decides; no grant from the time of
+-- the install stays with the database's owner of that time.  Grants a
+-- superuser made stay; grants that owner made are made again by the
+-- registry's owner, so that revoking its grant option loses none.
+DO $$
+DECLARE
+    g record;
+    regrant text[] := '{}';
+    reg_owner oid := (SELECT c.relowner FROM pg_catalog.pg_class c
+                      WHERE c.oid OPERATOR(pg_catalog.=) 'shardid.shard_registry'::pg_catalog.regclass::pg_catalog.oid);
+BEGIN
+    FOR g IN
+        SELECT a.grantee, a.privilege_type
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'shardid.shard_registry'::pg_catalog.regclass::pg_catalog.oid
+          AND a.grantor OPERATOR(pg_catalog.<>) reg_owner AND a.grantee OPERATOR(pg_catalog.<>) 0
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY ('{INSERT,DELETE}'::pg_catalog.text[])
+    LOOP
+        regrant := regrant OPERATOR(pg_catalog.||)
+            pg_catalog.format('GRANT %s ON shardid.shard_registry TO %I', g.privilege_type,
+                              pg_catalog.pg_get_userbyid(g.grantee));
+    END LOOP;
+    FOR g IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'shardid.shard_registry'::pg_catalog.regclass::pg_catalog.oid
+          AND a.grantor OPERATOR(pg_catalog.=) reg_owner AND a.is_grantable
+          AND a.grantee OPERATOR(pg_catalog.<>) reg_owner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON shardid.shard_registry FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(g.grantee));
+    END LOOP;
+    FOR i IN 1 .. pg_catalog.cardinality(regrant) LOOP
+        EXECUTE regrant[i];
+    END LOOP;
+END
+$$;
+GRANT INSERT, DELETE ON shard_registry TO PUBLIC;
+
+-- Shards the 1.1 update could not register because a table of some other
+-- role claimed them too: claims count only from tables that superusers or
+-- the database's owner own, in schemas they own.
+WITH writers AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r
+    WHERE r.rolsuper OR r.oid = (SELECT db.datdba FROM pg_catalog.pg_database db
+                                 WHERE db.datname = pg_catalog.current_database())
+), trusted AS (
+    SELECT d.schema_name, d.shard
+    FROM shardid.id_defaults d
+    JOIN pg_catalog.pg_namespace n ON n.nspname = d.schema_name
+    JOIN pg_catalog.pg_class c ON c.oid = d.table_oid
+    WHERE d.via_domain IS NULL AND d.plain_call AND d.id_type = 'bigint'::regtype
+      AND d.shard BETWEEN 0 AND shardid.max_shard()
+      AND n.oid <> pg_catalog.pg_my_temp_schema() AND n.nspname !~ '^pg_(toast_)?temp_'
+      AND n.nspowner IN (SELECT oid FROM writers) AND c.relowner IN (SELECT oid FROM writers)
+)
+INSERT INTO shard_registry (shard, schema_name)
+SELECT min(t.shard)::integer, t.schema_name
+FROM trusted t
+WHERE NOT EXISTS (SELECT FROM shard_registry g WHERE g.schema_name = t.schema_name)
+GROUP BY t.schema_name
+HAVING count(DISTINCT t.shard) = 1
+   AND (SELECT count(DISTINCT t2.schema_name) FROM trusted t2 WHERE t2.shard = min(t.shard)) = 1
+   AND NOT EXISTS (SELECT FROM shard_registry g WHERE g.shard = min(t.shard));
+
+-- ---------------------------------------------------------------------
+-- 1c. The move journal: hosts, ports and databases are for its writers
+-- ---------------------------------------------------------------------
+
+REVOKE SELECT ON move_journal FROM PUBLIC;
+
+-- The guard on a moving shard's tables reads the journal, whoever writes.
+CREATE OR REPLACE FUNCTION move_guard()
+RETURNS trigger
+AS $$
+BEGIN
+    IF (SELECT j.phase FROM shardid.move_journal j
+        WHERE j.side = 'source' AND j.shard = TG_ARGV[0]::integer
+        ORDER BY j.updated_at DESC LIMIT 1) = 'moved-away' THEN
+        RAISE EXCEPTION 'shard % has moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  HINT = 'Route the shard to the server it moved to.';
+    END IF;
+    RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry against the server the shard moves to once the move is done.';
+END
+$$ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+-- ---------------------------------------------------------------------
+-- 1d. doctor(): sees partitions and domains, waits for no lock
+-- ---------------------------------------------------------------------
+
+-- As in 1.1, plus: rows of every partition of a shard table (attached
+-- partitions have no DEFAULT of their own) are counted, DEFAULTs that
+-- columns take from a domain count as the columns' own, a table locked by
+-- another session is reported instead of waited for, and an extension
+-- owned by a role that is no superuser is reported.
+CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+BEGIN
+    -- the epoch must be set on purpose, the same on every server
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+
+    -- the ids of this server were made under another epoch
+    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
+             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
+        problem := 'epoch differs from the ids'' epoch';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
+                         r.epoch, r.ids_epoch);
+        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
+                      r.ids_epoch);
+        RETURN NEXT;
+    END LOOP;
+
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
+                    coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
+                    d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
+                    g.schema_name AS registered_schema
+             FROM shardid.id_defaults d
+             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
+             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        IF r.id_type <> 'bigint'::regtype THEN
+            problem := 'id column not bigint';
+            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
+            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT r.plain_call THEN
+            problem := 'DEFAULT not a plain next_id() call';
+            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+                          r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard IS NULL THEN
+            problem := 'shard not a constant';
+            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
+            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard < 0 OR r.shard > max_shard THEN
+            problem := 'shard out of range';
+            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
+            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
+                          r.schema_name, r.table_name, r.column_name, max_shard);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.registered_schema IS NULL THEN
+            problem := 'shard not registered';
+            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
+            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
+                          r.schema_name, r.shard, r.shard, r.schema_name);
+            RETURN NEXT;
+        ELSIF r.registered_schema <> r.schema_name THEN
+            problem := 'DEFAULT of a shard registered elsewhere';
+            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                             r.shard, r.registered_schema);
+            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                          r.schema_name, r.table_name,
+                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
+            RETURN NEXT;
+        END IF;
+        IF r.sequence_name IS NOT NULL THEN
+            SELECT seqcache INTO n FROM pg_sequence WHERE seqrelid = r.sequence_name;
+            IF n > 1 THEN
+                problem := 'sequence cache above 1';
+                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
+                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
+                RETURN NEXT;
+            END IF;
+        ELSIF r.sequence_free AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+            problem := 'sequence-free DEFAULT without strict mode';
+            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
+            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+
+    -- a domain whose DEFAULT makes ids: every column of it, in any table,
+    -- makes ids of that shard
+    FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
+                    string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
+                               ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
+             FROM shardid.id_defaults d WHERE d.via_domain IS NOT NULL
+             GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
+        problem := 'DEFAULT of a domain';
+        object := format('domain %s', r.via_domain);
+        detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
+                         r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
+        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
+        RETURN NEXT;
+    END LOOP;
+
+    -- DROP EXTENSION shardid CASCADE is its owner's to run
+    FOR r IN SELECT pg_get_userbyid(e.extowner) AS owner FROM pg_extension e
+             WHERE e.extname = 'shardid'
+               AND NOT (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = e.extowner) LOOP
+        problem := 'extension owned by a role that is not a superuser';
+        object := 'extension shardid';
+        detail := format('Role %I installed shardid when it was a trusted extension and owns it: it can drop it with CASCADE, and with it every object that depends on shardid''s functions, whoever owns them (column DEFAULTs, tables partitioned by shardid.id_shard()).',
+                         r.owner);
+        fix := format('Only superusers install shardid from 1.2 on. To take the extension from %I, a superuser can run REASSIGN OWNED BY %I TO <superuser> (it moves all of that role''s objects in this database), or reinstall shardid in a maintenance window.',
+                      r.owner, r.owner);
+        RETURN NEXT;
+    END LOOP;
+
+    -- anything in schema shardid that is not shardid's own
+    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+        problem := 'foreign object in schema shardid';
+        object := r.object;
+        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
+                         r.object, coalesce(r.owner::text, '-'));
+        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- registrations whose schema is gone
+    FOR r IN SELECT g.* FROM shardid.shard_registry g
+             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
+             ORDER BY g.shard LOOP
+        problem := 'registered schema missing';
+        object := format('shard %s', r.shard);
+        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
+        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- one shard, one schema
+    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
+             FROM shardid.id_defaults d
+             WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
+        problem := 'shard claimed by several schemas';
+        object := format('shard %s', r.shard);
+        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
+                         array_to_string(r.schemas, ', '), r.shard);
+        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- one schema, one shard
+    FOR r IN
+        WITH valid AS (
+            SELECT * FROM shardid.id_defaults d
+            WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype),
+        per_schema AS (
+            SELECT v.schema_name, coalesce(min(g.shard), mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+            FROM valid v LEFT JOIN shardid.shard_registry g ON g.schema_name = v.schema_name
+            GROUP BY v.schema_name)
+        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
+        FROM valid v JOIN per_schema p USING (schema_name)
+        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
+        problem := 'DEFAULT of another shard';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
+                         r.shard, r.schema_name, r.schema_shard);
+        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
+                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- rows that carry another shard than their table's DEFAULT: each table
+    -- that holds rows once, the partitions of a partitioned table (attached
+    -- ones have no DEFAULT of their own) with the DEFAULT of the table
+    -- above them, wherever they live
+    IF scan_rows THEN
+        FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
+                     SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
+                     FROM shardid.id_defaults d
+                     WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+                     UNION ALL
+                     SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
+                     FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
+                     WHERE c.depth < 100)
+                 SELECT DISTINCT ON (c.table_oid, c.column_name)
+                        n.nspname AS schema_name, t.relname AS table_name, c.column_name,
+                        c.table_oid, c.shard
+                 FROM claims c
+                 JOIN pg_class t ON t.oid = c.table_oid
+                 JOIN pg_namespace n ON n.oid = t.relnamespace
+                 WHERE t.relkind <> 'p'
+                 ORDER BY c.table_oid, c.column_name, c.depth) leaves
+                 ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
+            object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+            -- Count in a subtransaction that is rolled back on purpose, the
+            -- count riding out in the error: a rolled-back subtransaction
+            -- releases its table lock, so thousands of shard tables do not
+            -- fill the lock table.
+            BEGIN
+                n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
+                RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
+            EXCEPTION
+                WHEN SQLSTATE 'SIDCN' THEN
+                    n := SQLERRM::bigint;
+                WHEN OTHERS THEN
+                    problem := 'rows not checked';
+                    detail := format('The table was not read: %s.', SQLERRM);
+                    fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
+                    RETURN NEXT;
+                    CONTINUE;
+            END;
+            IF n > 0 THEN
+                problem := 'rows of another shard';
+                detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
+                fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
+                              r.schema_name, r.table_name, r.column_name, r.shard);
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
 
 -- =====================================================================
 -- 2. Durable high-water mark and failover

@@ -61,21 +61,66 @@ ALTER EXTENSION shardid UPDATE;
 DROP EXTENSION shardid;
 RESET ROLE;
 
--- the extension is trusted: the owner of a database installs it without
--- being a superuser, and still cannot set the epoch
+-- the extension is not trusted (from 1.2 on): the owner of a database
+-- cannot install it.  A superuser installs it there; the owner of the
+-- database as it is now registers shards, a former owner no longer; nobody
+-- but superusers sets the epoch.
 CREATE ROLE regress_shardid_owner LOGIN;
+CREATE ROLE regress_shardid_next LOGIN;
 CREATE DATABASE regress_shardid_trusted OWNER regress_shardid_owner;
 \c regress_shardid_trusted regress_shardid_owner
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE SCHEMA s7 AUTHORIZATION regress_shardid_owner;
+CREATE SCHEMA s8 AUTHORIZATION regress_shardid_owner;
+\c - regress_shardid_owner
+SET client_min_messages = warning;
 SELECT shardid.id_shard(shardid.next_id(7, 1)) AS shard;
 SET shardid.epoch = '0';
-SELECT pg_get_userbyid(proowner) = pg_get_userbyid(10) AS functions_owned_by_bootstrap_superuser
-FROM pg_proc WHERE proname = 'next_id' LIMIT 1;
+SELECT shardid.register_shard(7, 's7');
+-- a direct write passes the same checks, and records who wrote
+INSERT INTO shardid.shard_registry (shard, schema_name, registered_by) VALUES (77, 'pg_catalog', 'postgres');
+INSERT INTO shardid.shard_registry (shard, schema_name, registered_by) VALUES (8, 's8', 'postgres');
+UPDATE shardid.shard_registry SET shard = 9 WHERE shard = 7;
+SELECT shard, schema_name, registered_by FROM shardid.shard_registry ORDER BY shard;
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+ALTER DATABASE regress_shardid_trusted OWNER TO regress_shardid_next;
+\c - regress_shardid_owner
+SET client_min_messages = warning;
+SELECT shardid.unregister_shard(7);
+DELETE FROM shardid.shard_registry WHERE shard = 8;
+\c - regress_shardid_next
+SET client_min_messages = warning;
+SELECT shardid.unregister_shard(8);
+-- the move journal names hosts: only its writers read it
+SELECT count(*) FROM shardid.move_journal;
+-- next_id() is executable by everyone, who can so use up a shard's ids
+-- (in strict mode, up to shardid.max_lead_ms ahead of the clock).  To keep
+-- it to the roles that write the shard's tables:
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+REVOKE EXECUTE ON FUNCTION shardid.next_id(integer, bigint), shardid.next_id(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION shardid.next_id(integer, bigint), shardid.next_id(integer) TO regress_shardid_owner;
+CREATE SEQUENCE s7.items_id_seq;
+CREATE TABLE s7.items (id bigint DEFAULT shardid.next_id(7, nextval('s7.items_id_seq')), v int);
+GRANT INSERT ON s7.items TO regress_shardid_owner, regress_shardid_next;
+GRANT USAGE ON SEQUENCE s7.items_id_seq TO regress_shardid_owner, regress_shardid_next;
+GRANT USAGE ON SCHEMA s7 TO regress_shardid_next;
+\c - regress_shardid_next
+SET client_min_messages = warning;
+INSERT INTO s7.items (v) VALUES (1);
+SELECT shardid.next_id(7, 1);
+\c - regress_shardid_owner
+SET client_min_messages = warning;
+INSERT INTO s7.items (v) VALUES (2);
 \c :DB_NAME :ROLE_NAME
 SET client_min_messages = warning;
 DROP DATABASE regress_shardid_trusted;
-DROP ROLE regress_shardid_owner;
+DROP ROLE regress_shardid_owner, regress_shardid_next;
 DROP SCHEMA app_s1, app_tpl, app_0011, app_0012 CASCADE;
 SELECT shardid.unregister_shard(s) FROM (VALUES (1), (11), (12)) v(s);
 REVOKE INSERT, DELETE ON shardid.shard_registry FROM regress_shardid_app;

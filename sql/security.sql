@@ -6,69 +6,97 @@ SET client_min_messages = warning;
 SELECT current_user AS "ROLE_NAME", current_database() AS "DB_NAME" \gset
 CREATE ROLE regress_alice LOGIN;
 CREATE ROLE regress_bob LOGIN;
+CREATE ROLE regress_carol LOGIN;
 CREATE ROLE regress_admin LOGIN;
 CREATE DATABASE regress_shardid_appdb OWNER regress_alice;
 -- who is superuser now
 \set superusers 'SELECT rolname, rolsuper FROM pg_roles WHERE rolname LIKE ''regress\\_%'' ORDER BY 1'
 :superusers;
 
--- 1. Planted overloads.  1.0 was trusted: a database owner who installed
--- it owned schema shardid.  1.0 is no longer trusted, so here a superuser
--- installs it and gives the schema to alice, as her own install did.  She
--- plants overloads that make her superuser when a superuser calls them with
--- an untyped literal, adds one to the extension, and lets bob create there.
+-- 1. Planted overloads.  1.0 and 1.1 were trusted: a database owner who
+-- installed them owned schema shardid, for good (1.0) or until her
+-- transaction ended (1.1).  From 1.2 on only superusers install and update
+-- shardid.  Here a superuser installs 1.0 and gives the schema to alice, as
+-- her own install did.  She plants overloads that make her superuser when a
+-- superuser calls them with an untyped literal, an operator that the
+-- update's own comparisons of regtype values would run, adds a function to
+-- the extension, and lets bob create there, who lets carol.
 \c regress_shardid_appdb regress_alice
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 CREATE EXTENSION shardid VERSION '1.0';
+CREATE EXTENSION shardid;
 \c - :ROLE_NAME
 SET client_min_messages = warning;
 CREATE EXTENSION shardid VERSION '1.0';
 ALTER SCHEMA shardid OWNER TO regress_alice;
 -- (there is no ALTER EXTENSION ... OWNER; her install made her the owner)
 UPDATE pg_extension SET extowner = 'regress_alice'::regrole WHERE extname = 'shardid';
+-- (alice.ran counts the calls of her code: a sequence, which no rollback
+-- undoes)
+CREATE SCHEMA alice AUTHORIZATION regress_alice;
 \c - regress_alice
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 SELECT pg_get_userbyid(nspowner) = current_user AS alice_owns_schema FROM pg_namespace WHERE nspname = 'shardid';
+CREATE SEQUENCE alice.ran;
+GRANT USAGE ON SEQUENCE alice.ran TO PUBLIC;
+CREATE FUNCTION alice.escalate() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM nextval('alice.ran');
+    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
+    END IF;
+END $$;
 CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
-    END IF;
-    RETURN 0;
-END $$;
+BEGIN PERFORM alice.escalate(); RETURN 0; END $$;
 CREATE FUNCTION shardid.id_shard(id integer) RETURNS integer LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
-        EXECUTE 'ALTER ROLE regress_alice SUPERUSER';
-    END IF;
-    RETURN 0;
-END $$;
+BEGIN PERFORM alice.escalate(); RETURN 0; END $$;
+CREATE FUNCTION alice.regtypeeq(regtype, regtype) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN PERFORM alice.escalate(); RETURN $1::oid OPERATOR(pg_catalog.=) $2::oid; END $$;
+CREATE OPERATOR shardid.= (LEFTARG = regtype, RIGHTARG = regtype, FUNCTION = alice.regtypeeq);
 ALTER EXTENSION shardid ADD FUNCTION shardid.id_shard(integer);
 GRANT CREATE ON SCHEMA shardid TO regress_bob WITH GRANT OPTION;
--- the update to 1.1 refuses to run over objects it did not make
-ALTER EXTENSION shardid UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'shardid';
--- a superuser removes them; then alice updates
-\c - :ROLE_NAME
+\c - regress_bob
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
-ALTER EXTENSION shardid DROP FUNCTION shardid.id_shard(integer);
-DROP FUNCTION shardid.min_id(text), shardid.id_shard(integer);
+GRANT CREATE ON SCHEMA shardid TO regress_carol;
+-- alice may not update it any more
 \c - regress_alice
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 ALTER EXTENSION shardid UPDATE;
+-- the superuser's update first takes the schema over and refuses to run
+-- over objects it did not make; none of them ran
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
--- the schema now belongs to the bootstrap superuser, only USAGE for others
-SELECT nspowner = 10 AS bootstrap_superuser_owns_schema,
-       (SELECT array_agg(format('%s:%s', CASE a.grantee WHEN 0 THEN 'PUBLIC' WHEN 10 THEN 'owner'
+SELECT is_called AS alice_code_ran FROM alice.ran;
+-- a superuser removes them; then the update goes through, whatever grants
+-- bob made to carol
+ALTER EXTENSION shardid DROP FUNCTION shardid.id_shard(integer);
+DROP FUNCTION shardid.min_id(text), shardid.id_shard(integer);
+DROP OPERATOR shardid.= (regtype, regtype);
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT is_called AS alice_code_ran FROM alice.ran;
+-- the schema now belongs to the superuser who updated, only USAGE for others
+SELECT pg_get_userbyid(nspowner) = current_user AS updater_owns_schema,
+       (SELECT array_agg(format('%s:%s', CASE a.grantee WHEN 0 THEN 'PUBLIC' WHEN nspowner THEN 'owner'
                                          ELSE pg_get_userbyid(a.grantee)::text END, a.privilege_type)
                          ORDER BY 1)
         FROM aclexplode(nspacl) a) AS privileges
 FROM pg_namespace WHERE nspname = 'shardid';
+-- doctor() says who may still drop the extension
+SELECT problem, object FROM shardid.doctor() WHERE problem LIKE 'extension owned%';
+UPDATE pg_extension SET extowner = (SELECT nspowner FROM pg_namespace WHERE nspname = 'shardid')
+WHERE extname = 'shardid';
 -- and nobody but a superuser can create, replace or drop anything in it
+\c - regress_alice
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
 CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
 CREATE OR REPLACE FUNCTION shardid.id_shard(id bigint) RETURNS integer LANGUAGE sql AS 'SELECT 0';
 CREATE TABLE shardid.t (id int);
@@ -78,7 +106,8 @@ DROP VIEW shardid.shards;
 ALTER SCHEMA shardid OWNER TO regress_alice;
 ALTER SCHEMA shardid RENAME TO mine;
 GRANT CREATE ON SCHEMA shardid TO regress_alice;
-\c - regress_bob
+DROP EXTENSION shardid CASCADE;
+\c - regress_carol
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 CREATE FUNCTION shardid.id_shard(id integer) RETURNS integer LANGUAGE sql AS 'SELECT 0';
@@ -95,24 +124,32 @@ CREATE FUNCTION shardid.extra() RETURNS integer LANGUAGE sql AS 'SELECT 1';
 SELECT problem, object FROM shardid.doctor() WHERE problem = 'foreign object in schema shardid';
 DROP FUNCTION shardid.extra();
 
--- a schema named shardid made before CREATE EXTENSION, with a plant in it,
--- is refused; a clean one is taken over
-\c - regress_alice
-SET client_min_messages = warning;
-\set SHOW_CONTEXT never
+-- A schema named shardid made before CREATE EXTENSION is refused when it is
+-- another role's, holds anything or lets another role create in it; an
+-- empty one of a superuser is used.
 DROP EXTENSION shardid;
-\c - :ROLE_NAME
 DROP SCHEMA shardid;
 \c - regress_alice
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 CREATE SCHEMA shardid;
 CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+CREATE OPERATOR shardid.= (LEFTARG = regtype, RIGHTARG = regtype, FUNCTION = alice.regtypeeq);
+\c - :ROLE_NAME
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+CREATE EXTENSION shardid;
+ALTER SCHEMA shardid OWNER TO :"ROLE_NAME";
 CREATE EXTENSION shardid;
 DROP FUNCTION shardid.min_id(text);
+DROP OPERATOR shardid.= (regtype, regtype);
+GRANT CREATE ON SCHEMA shardid TO regress_bob;
 CREATE EXTENSION shardid;
-SELECT nspowner = 10 AS bootstrap_superuser_owns_schema FROM pg_namespace WHERE nspname = 'shardid';
-CREATE FUNCTION shardid.min_id(ts text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint';
+REVOKE CREATE ON SCHEMA shardid FROM regress_bob;
+CREATE EXTENSION shardid;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT is_called AS alice_code_ran FROM alice.ran;
+:superusers;
 
 -- 2. doctor() runs no code of the tables' owners.  bob has his own schema
 -- and builds traps for an administrator who runs the doctor.
@@ -222,6 +259,25 @@ SELECT problem, object FROM shardid.doctor() WHERE problem NOT IN ('epoch not se
 UNION ALL
 SELECT problem, object FROM shardid.doctor() WHERE object = 'bob.c.id'
 ORDER BY 1, 2;
+-- a DOMAIN over bigint whose DEFAULT makes shard 5's ids, used by a table
+-- outside the shard: doctor() sees the ids it makes
+SET ROLE regress_bob;
+CREATE DOMAIN bob.id5 AS bigint DEFAULT shardid.next_id(5, 1);
+CREATE TABLE bob.d (id bob.id5, v int);
+INSERT INTO bob.d (v) VALUES (1);
+RESET ROLE;
+SELECT table_name, column_type, id_type, via_domain, shard FROM shardid.id_defaults WHERE table_name = 'd';
+SELECT problem, object FROM shardid.doctor() WHERE object IN ('bob.d.id', 'domain bob.id5') ORDER BY 1, 2;
+-- a partition attached to a shard table has no DEFAULT of its own: its
+-- rows are read with the DEFAULT of the table above it
+CREATE TABLE shard_0005.events (id bigint DEFAULT shardid.next_id(5, 1), at date) PARTITION BY RANGE (at);
+CREATE TABLE bob.events_2026 (id bigint, at date);
+INSERT INTO bob.events_2026 VALUES (shardid.make_id(0, 9, 0), '2026-06-01');
+ALTER TABLE shard_0005.events ATTACH PARTITION bob.events_2026 FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+SELECT problem, object, detail FROM shardid.doctor() WHERE object LIKE '%events%';
+DROP TABLE shard_0005.events;
+DROP TABLE bob.d;
+DROP DOMAIN bob.id5;
 
 -- 5. Provisioning under a hostile search_path runs pg_catalog's operators
 SET search_path = bob, pg_catalog;
@@ -269,6 +325,14 @@ CREATE TABLE bob.t (id bigint DEFAULT shardid.next_id(12, 1));
 CREATE TABLE bob.u (id bigint DEFAULT shardid.next_id(13, 1));
 ALTER TABLE bob.t OWNER TO regress_bob;
 ALTER TABLE bob.u OWNER TO regress_bob;
+-- bob's table in the superuser's schema s14 claims shard 12 as well: it
+-- vetoed the registration of both s12 and s14 in 1.1, not any more
+CREATE SCHEMA s14;
+CREATE TABLE s14.t (id bigint DEFAULT shardid.next_id(14, 1));
+GRANT CREATE ON SCHEMA s14 TO regress_bob;
+SET ROLE regress_bob;
+CREATE TABLE s14.bobs (id bigint DEFAULT shardid.next_id(12, 1));
+RESET ROLE;
 ALTER EXTENSION shardid UPDATE;
 SELECT shard, schema_name FROM shardid.shard_registry ORDER BY shard;
 \c regress_shardid_appdb :ROLE_NAME
@@ -277,4 +341,4 @@ SELECT shard, schema_name FROM shardid.shard_registry ORDER BY shard;
 SET client_min_messages = warning;
 DROP DATABASE regress_shardid_update;
 DROP DATABASE regress_shardid_appdb;
-DROP ROLE regress_alice, regress_bob, regress_admin;
+DROP ROLE regress_alice, regress_bob, regress_carol, regress_admin;

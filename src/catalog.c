@@ -19,6 +19,10 @@
  * owner chose (index predicates and expressions, extended statistics), and
  * the doctor must run no code of other roles, whoever calls it.
  *
+ * default_text() shows a stored DEFAULT as text for the catalog views, but
+ * never waits for a lock: deparsing locks the table, and another session
+ * may hold it (its temporary table, a long ALTER TABLE).
+ *
  * Also max_shard(), the shard limit for SQL code.
  *
  * src/catalog.c
@@ -151,6 +155,37 @@ shardid_default_call(PG_FUNCTION_ARGS)
 }
 
 /*
+ * default_text(expr pg_node_tree, tab oid) RETURNS text
+ *
+ * pg_get_expr(expr, tab), or NULL at once when tab is locked by another
+ * session so that reading its column names would wait.  tab 0: an
+ * expression of no table (a domain's DEFAULT).
+ */
+PG_FUNCTION_INFO_V1(shardid_default_text);
+Datum
+shardid_default_text(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(1);
+	LOCAL_FCINFO(expr_fcinfo, 2);
+	Datum		result;
+
+	if (OidIsValid(relid) && !ConditionalLockRelationOid(relid, AccessShareLock))
+		PG_RETURN_NULL();
+	/* pg_get_expr() answers NULL for a table that is gone */
+	InitFunctionCallInfoData(*expr_fcinfo, NULL, 2, InvalidOid, NULL, NULL);
+	expr_fcinfo->args[0].value = PG_GETARG_DATUM(0);
+	expr_fcinfo->args[0].isnull = false;
+	expr_fcinfo->args[1].value = ObjectIdGetDatum(relid);
+	expr_fcinfo->args[1].isnull = false;
+	result = pg_get_expr(expr_fcinfo);
+	if (OidIsValid(relid))
+		UnlockRelationOid(relid, AccessShareLock);
+	if (expr_fcinfo->isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(result);
+}
+
+/*
  * max_shard(): the largest shard number of the layout, so that SQL code
  * takes the limit from the same constant as the C code.
  */
@@ -165,7 +200,8 @@ shardid_max_shard(PG_FUNCTION_ARGS)
  * rows_of_other_shards(tab regclass, id_column name, shard integer)
  *		RETURNS bigint
  *
- * The rows of a plain table whose id column (exactly bigint) holds an id of
+ * The rows of a plain table whose id column (bigint, or a domain over
+ * bigint) holds an id of
  * another shard than the given one, NULL ids not counted.  The caller needs
  * SELECT on the table or the column, and row-level security must not apply
  * to it: the table is read as it is, with no policy, no query and no plan.
@@ -215,7 +251,7 @@ shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of table \"%s\" does not exist",
 						column, RelationGetRelationName(rel))));
-	if (TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid != INT8OID)
+	if (getBaseType(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid) != INT8OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is not of type bigint",
