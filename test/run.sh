@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 # Scripts by the server they need: directories (each *.sh in it) or single
 # scripts; adding a directory is one word here.
-UNPRELOADED="test/session"	# on the shared server, shardid not preloaded
+UNPRELOADED="test/session test/security"	# on the shared server, shardid not preloaded
 # also on it when that is strict mode through the registry (PostgreSQL 17+)
 REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh"
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
