@@ -6,6 +6,9 @@
 # reports the table it could not read.
 . "$(dirname "$0")/../lib_script.sh"
 
+# a wait becomes a failure of this test, not a hang
+export PGOPTIONS="-c statement_timeout=20s"
+
 q -d postgres -c "DO \$\$BEGIN CREATE ROLE carol LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END\$\$"
 q -c "GRANT CONNECT, TEMP ON DATABASE $PGDATABASE TO carol" >/dev/null
 fifo=$SHARDID_TMP/carol.fifo
@@ -21,15 +24,14 @@ for i in $(seq 1 300); do
 done
 grep -q locked "$SHARDID_TMP/carol.out" || fail "carol's session did not take its lock: $(cat "$SHARDID_TMP/carol.out")"
 
-# statement_timeout turns a wait into a failure of this test, not a hang
 for sql in "SELECT count(*) FROM shardid.id_defaults" \
 	"SELECT count(*) FROM shardid.doctor(scan_rows => false)" \
 	"SELECT count(*) FROM shardid.doctor()" \
 	"SELECT count(*) FROM shardid.shards"; do
-	q -c "SET statement_timeout = '20s'" -c "$sql" >/dev/null 2>"$SHARDID_TMP/err" ||
+	q -c "$sql" >/dev/null 2>"$SHARDID_TMP/err" ||
 		fail "$sql: $(cat "$SHARDID_TMP/err")"
 done
-got=$(q -c "SET statement_timeout = '20s'" -c "SELECT problem || ': ' || detail FROM shardid.doctor() WHERE object LIKE 'pg_temp%hold.id'" 2>&1)
+got=$(q -c "SELECT problem || ': ' || detail FROM shardid.doctor() WHERE object LIKE 'pg_temp%hold.id'" 2>&1)
 case "$got" in
 *"rows not checked"*"locked by another session"*) ;;
 *) fail "doctor() on carol's locked table: $got" ;;

@@ -22,31 +22,36 @@ attacker_setup mallory
 
 ops="= <> < > <= >= + - * / % || ~ !~ ~~ !~~ & | << >>"
 types="oid regclass regtype regprocedure regnamespace regrole name text \"char\" integer bigint boolean timestamptz text[] \"char\"[]"
-# plant SCHEMA: an operator per name and type pair, each calling mallory.hit()
+# plant SCHEMA [operators|functions]: an operator per name and type pair,
+# each calling mallory.hit(), and overloads of shardid's function names
 plant() {
-	local schema=$1
+	local schema=$1 what=${2:-operators functions}
 	{
 		echo "SET ROLE mallory;"
 		for l in $types; do
 			for r in $types; do
 				echo "CREATE FUNCTION mallory.trap($l, $r) RETURNS boolean LANGUAGE sql AS 'SELECT mallory.hit()';"
 			done
-		done 2>/dev/null
-		for op in $ops; do
-			for l in $types; do
-				for r in $types; do
-					echo "CREATE OPERATOR $schema.$op (LEFTARG = $l, RIGHTARG = $r, FUNCTION = mallory.trap);"
+		done
+		case "$what" in *operators*)
+			for op in $ops; do
+				for l in $types; do
+					for r in $types; do
+						echo "CREATE OPERATOR $schema.$op (LEFTARG = $l, RIGHTARG = $r, FUNCTION = mallory.trap);"
+					done
 				done
-			done
-		done
+			done ;;
+		esac
 		# overloads of shardid's names with argument types a literal resolves to
-		for f in id_shard id_seq id_millis id_time decode min_id max_id next_id make_id shard_schema id_schema \
-			register_shard unregister_shard doctor info max_shard default_call default_text rows_of_other_shards \
-			foreign_objects check_registry_writer owner_trusted check_shard_schema create_shards; do
-			echo "CREATE FUNCTION $schema.$f(text) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
-			echo "CREATE FUNCTION $schema.$f(integer) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
-			echo "CREATE FUNCTION $schema.$f(oid, name, integer) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
-		done
+		case "$what" in *functions*)
+			for f in id_shard id_seq id_millis id_time decode min_id max_id next_id make_id shard_schema id_schema \
+				register_shard unregister_shard doctor info max_shard default_call default_text rows_of_other_shards \
+				foreign_objects check_registry_writer owner_trusted check_shard_schema create_shards; do
+				echo "CREATE FUNCTION $schema.$f(text) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
+				echo "CREATE FUNCTION $schema.$f(integer) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
+				echo "CREATE FUNCTION $schema.$f(oid, name, integer) RETURNS bigint LANGUAGE sql AS 'SELECT 0 WHERE mallory.hit()';"
+			done ;;
+		esac
 		echo "RESET ROLE;"
 	} | q -v ON_ERROR_STOP=0 >/dev/null 2>"$SHARDID_TMP/plant.err"
 	grep -v "already exists" "$SHARDID_TMP/plant.err" | head -3
@@ -57,8 +62,17 @@ planted=$(q -c "SELECT count(*) FROM pg_operator WHERE oprnamespace = 'public'::
 expect "$planted" = $((20 * 15 * 15)) "operators planted in public"
 
 # 1. a 1.0 install that mallory's trusted install made hers
-q -c "CREATE EXTENSION shardid VERSION '1.0'" -c "ALTER SCHEMA shardid OWNER TO mallory" >/dev/null
-plant shardid
+# (with a shard table, so that the scripts' comparisons have rows to compare)
+q -c "CREATE EXTENSION shardid VERSION '1.0'" -c "ALTER SCHEMA shardid OWNER TO mallory" \
+	-c "CREATE SCHEMA s1" -c "CREATE TABLE s1.t (id bigint DEFAULT shardid.next_id(1, 1))" >/dev/null
+plant shardid operators
+out=$(q -c "SET search_path = public, pg_catalog" -c "ALTER EXTENSION shardid UPDATE" 2>&1)
+case "$out" in
+*'schema "shardid" holds objects that are not part of extension shardid'*) ;;
+*) fail "update over mallory's operators: $out" ;;
+esac
+attacker_check mallory "update from 1.0 over planted operators"
+plant shardid functions
 out=$(q -c "SET search_path = public, pg_catalog" -c "ALTER EXTENSION shardid UPDATE" 2>&1)
 case "$out" in
 *'schema "shardid" holds objects that are not part of extension shardid'*) ;;
@@ -67,7 +81,7 @@ esac
 attacker_check mallory "update from 1.0 over planted objects"
 
 # 2. a fresh install into her schema
-q -c "DROP EXTENSION shardid" >/dev/null
+q -c "DROP SCHEMA s1 CASCADE" -c "DROP EXTENSION shardid" >/dev/null
 out=$(q -c "CREATE EXTENSION shardid" 2>&1)
 case "$out" in
 *'schema "shardid" belongs to role "mallory", which is not a superuser'*) ;;
