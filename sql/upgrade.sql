@@ -63,6 +63,23 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 UNION ALL
 (SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
 ALTER EXTENSION shardid UPDATE;
+-- the same from 1.1
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
+UNION ALL
+(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
+-- and 1.0 through 1.1
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.0';
+ALTER EXTENSION shardid UPDATE TO '1.1';
+ALTER EXTENSION shardid UPDATE;
+(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
+UNION ALL
+(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
 
 -- the schema is fixed: DEFAULTs name shardid.next_id()
 ALTER EXTENSION shardid SET SCHEMA public;
