@@ -16,6 +16,27 @@ expect_le() { [ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', want at most 
 expect_ge() { [ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', want at least $2"; }
 finish() { exit "$script_failed"; }
 
+# libfaketime, for servers whose clock is off or steps: need_faketime at
+# the top of a script that uses it, then cluster_start NAME $(faketime_env X)
+faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+need_faketime() {
+	[ -n "$faketime_lib" ] && return 0
+	fail "libfaketime not installed (Debian package libfaketime; make deps installs it)"
+	finish
+}
+# faketime_env OFFSET|FILE: the environment of a server whose clock reads
+# OFFSET from the real one ("-2s", "-1h"), or, given an existing FILE, the
+# offset written in it, read again at every call (write "+0", "-0.005",
+# "-10" into it to step the clock; make it writable by the server if the
+# server writes it).  Monotonic clocks stay real.
+faketime_env() {
+	if [ -f "$1" ]; then
+		echo "LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$1 FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+	else
+		echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+	fi
+}
+
 # A test never asserts the machine's speed: it drives until its precondition
 # holds, within a generous limit (seconds, default 120), and fails with a
 # clear message if it never does.
