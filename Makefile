@@ -29,13 +29,27 @@ endif
 
 EXTRA_CLEAN = results regression.diffs regression.out test/tmp
 
+# What the build needs before compiling: pg_config, PGXS and the server
+# headers (on Debian, pgxs.mk comes with postgresql-client-NN, the headers
+# only with postgresql-server-dev-NN)
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
-ifneq ($(wildcard $(PGXS)),)
+PG_SERVER_H := $(shell $(PG_CONFIG) --includedir-server 2>/dev/null)/postgres.h
+PG_MAJOR := $(shell $(PG_CONFIG) --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+ifeq ($(PGXS),)
+BUILD_MISSING = $(PG_CONFIG) (PostgreSQL's pg_config)
+else ifeq ($(wildcard $(PGXS)),)
+BUILD_MISSING = $(PGXS)
+else ifeq ($(wildcard $(PG_SERVER_H)),)
+BUILD_MISSING = $(PG_SERVER_H) (PostgreSQL's server headers)
+endif
+ifeq ($(BUILD_MISSING),)
 include $(PGXS)
 else
 all install installcheck:
-	@echo "PGXS not found: run 'make deps' (Debian) or set PG_CONFIG" >&2; exit 1
+	@echo "shardid cannot be built: $(BUILD_MISSING) not found." >&2; \
+	echo "On Debian/Ubuntu: apt-get install postgresql-server-dev-$(or $(PG_MAJOR),15)" \
+	     "(or 'make deps' as root); elsewhere set PG_CONFIG=/path/to/pg_config." >&2; exit 1
 endif
 
 $(EXTENSION)--1.1.sql: $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
@@ -54,7 +68,7 @@ $(EXTENSION)--1.0--1.2.sql: $(EXTENSION)--1.1--1.2.sql $(EXTENSION)--1.0--1.1.sq
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move
-ifneq ($(wildcard $(PGXS)),)
+ifeq ($(BUILD_MISSING),)
 all: move
 install: install-move
 uninstall: uninstall-move

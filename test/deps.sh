@@ -3,22 +3,48 @@
 # and running its suites need (`make deps`); `test/deps.sh bench` adds what
 # the benchmark needs.  Does nothing when they are all present.  What each
 # part needs:
-#   build            make gcc, and a server with its development files: Debian's
-#                    postgresql-15 postgresql-server-dev-15 postgresql-client-15,
-#                    left out when PG_CONFIG names a working pg_config
+#   build            make, the C compiler pg_config names, and PostgreSQL's
+#                    server headers ($(pg_config --includedir-server)/postgres.h)
+#                    and PGXS: Debian's postgresql-server-dev-MAJOR (pgxs.mk
+#                    alone comes with postgresql-client-MAJOR, the headers do
+#                    not); MAJOR from `pg_config --version`, 15 when there is
+#                    no pg_config (PG_MAJOR=NN to choose)
+#   demo and suites  the server itself: postgresql-MAJOR
 #   test/unit        a C compiler; clang-14 libclang-rt-14-dev for fuzzing
 #   test/strict      libfaketime (clock steps), util-linux (runuser)
 #   test/sanitize.sh valgrind (and gcc's UBSan runtime)
 #   test/client      node and npm (skipped when missing; not installed here)
 #   test/bench       gnuplot-nox
+# A pg_config of a server built from source (PG_CONFIG=/path/to/pg_config)
+# must have its headers already: nothing from Debian would match it.
 set -eu
 
-PG_MAJOR=${PG_MAJOR:-15}
+pg_config=${PG_CONFIG:-pg_config}
 packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind"
-if [ -z "${PG_CONFIG:-}" ] || ! "$PG_CONFIG" --pgxs >/dev/null 2>&1; then
-	packages="$packages postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-client-$PG_MAJOR"
-fi
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox"
+
+if command -v "$pg_config" >/dev/null 2>&1 && major=$("$pg_config" --version 2>/dev/null); then
+	major=$(echo "$major" | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+	headers="$("$pg_config" --includedir-server)/postgres.h"
+	pgxs=$("$pg_config" --pgxs)
+	server="$("$pg_config" --bindir)/postgres"
+	cc=$("$pg_config" --cc | awk '{print $1}')
+	case "$headers" in
+	/usr/include/postgresql/*)	# Debian's: the packages of that major
+		[ -f "$headers" ] && [ -f "$pgxs" ] || packages="$packages postgresql-server-dev-$major"
+		[ -x "$server" ] || packages="$packages postgresql-$major"
+		;;
+	*)
+		for f in "$headers" "$pgxs" "$server"; do
+			[ -e "$f" ] || { echo "$pg_config: $f is missing; that installation is incomplete" >&2; exit 1; }
+		done
+		;;
+	esac
+	command -v "$cc" >/dev/null 2>&1 || echo "note: pg_config's compiler $cc is not on PATH" >&2
+else
+	major=${PG_MAJOR:-15}
+	packages="$packages postgresql-$major postgresql-server-dev-$major postgresql-client-$major"
+fi
 
 missing=""
 for p in $packages; do

@@ -15,3 +15,76 @@ expect() {
 expect_le() { [ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', want at most $2"; }
 expect_ge() { [ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', want at least $2"; }
 finish() { exit "$script_failed"; }
+
+# libfaketime, for servers whose clock is off or steps: need_faketime at
+# the top of a script that uses it, then cluster_start NAME $(faketime_env X)
+faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
+need_faketime() {
+	[ -n "$faketime_lib" ] && return 0
+	fail "libfaketime not installed (Debian package libfaketime; make deps installs it)"
+	finish
+}
+# faketime_env OFFSET|FILE: the environment of a server whose clock reads
+# OFFSET from the real one ("-2s", "-1h"), or, given an existing FILE, the
+# offset written in it, read again at every call (write "+0", "-0.005",
+# "-10" into it to step the clock; make it writable by the server if the
+# server writes it).  Monotonic clocks stay real.
+faketime_env() {
+	if [ -f "$1" ]; then
+		echo "LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$1 FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+	else
+		echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+	fi
+}
+
+# A test never asserts the machine's speed: it drives until its precondition
+# holds, within a generous limit (seconds, default 120), and fails with a
+# clear message if it never does.
+#
+# borrow_ahead SHARD TARGET_MS [psql options...]: two sessions stamp
+# next_id(SHARD) in bursts of 500,000 ids until the shard's newest id is at
+# least TARGET_MS ahead of the server's clock (the shard borrows when ids are
+# made faster than 1,024 a millisecond); prints the lead reached and sets
+# $lead.  Fails (and returns 1) when it is not reached within
+# SHARDID_DRIVE_LIMIT seconds.
+borrow_ahead() {
+	local shard=$1 target=$2 deadline w pids=""
+	shift 2
+	deadline=$(($(date +%s) + ${SHARDID_DRIVE_LIMIT:-120}))
+	rm -f "$SHARDID_TMP/borrow.done"
+	for w in 1 2; do
+		while [ "$(date +%s)" -lt "$deadline" ] && [ ! -e "$SHARDID_TMP/borrow.done" ]; do
+			lead=$(q "$@" -c "
+			    SELECT round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000)
+			    FROM (SELECT shardid.next_id($shard) AS id FROM generate_series(1, 500000)) s") || break
+			echo "$lead" >"$SHARDID_TMP/borrow.$w"
+			[ "$lead" -ge "$target" ] && touch "$SHARDID_TMP/borrow.done"
+		done &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086
+	wait $pids
+	lead=$(cat "$SHARDID_TMP"/borrow.[12] 2>/dev/null | sort -n | tail -1)
+	lead=${lead:-0}
+	echo "burst: shard $shard borrowed $lead ms ahead of the clock (wanted $target)"
+	if [ ! -e "$SHARDID_TMP/borrow.done" ]; then
+		fail "shard $shard never got $target ms ahead of the clock in ${SHARDID_DRIVE_LIMIT:-120} s of bursts (best: $lead ms)"
+		return 1
+	fi
+}
+
+# wait_until WHAT COMMAND...: run COMMAND every 0.1 s until it succeeds;
+# fail with "WHAT" (and return 1) when it has not within SHARDID_DRIVE_LIMIT
+# seconds
+wait_until() {
+	local what=$1 deadline
+	shift
+	deadline=$(($(date +%s) + ${SHARDID_DRIVE_LIMIT:-120}))
+	until "$@"; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			fail "$what: not reached in ${SHARDID_DRIVE_LIMIT:-120} s"
+			return 1
+		fi
+		sleep 0.1
+	done
+}

@@ -19,11 +19,28 @@
 # Run it through `make test`, which builds and installs the extension first
 # (`make test PG_CONFIG=/path/to/pg_config` for another server).  It ends
 # with "N passed, N failed, N skipped" and exits non-zero when anything
-# failed.  SHARDID_TESTS=pattern runs only the parts whose name matches
-# (names as printed: regress/strict/epoch, strict/pgbench.sh, unit/core,
-# sanitize); SHARDID_SKIP="pattern ..." leaves out the parts that match any
-# pattern; FUZZ_SECONDS sets the fuzzing time (default 60).  A script that
-# exits 77 is skipped (it says why).
+# failed.  A script that exits 77 is skipped (it says why).
+#
+# Every part has a name, printed as it runs; the suites by name:
+#   unit/core                  test/unit: unit test and fuzzing
+#   regress/MODE/NAME          pg_regress: sql/NAME.sql, and the mode suites
+#                              test/session/sql (NAME session) and
+#                              test/strict/sql (NAME strict); MODE is session,
+#                              strict-dsm (17+, not preloaded) or strict
+#   session/NAME.sh            test/session scripts (not preloaded)
+#   strict/NAME.sh             test/strict scripts (preloaded); on 17+ some
+#   strict-dsm/strict/NAME.sh  also run not preloaded (REGISTRY below)
+#   cluster/NAME.sh            test/cluster: shards on three servers, moves
+#   failover/NAME.sh           test/failover: crashes, promotion, epoch
+#   sanitize                   test/sanitize.sh: pg_regress under UBSan and
+#                              valgrind
+# SHARDID_TESTS="pattern ..." runs only the parts whose name contains one of
+# the patterns (shell globs; a leading ^ anchors a pattern at the start of
+# the name): "regress/" every pg_regress test, "^strict/" the strict
+# scripts, "failover/ cluster/move.sh" those two.  SHARDID_SKIP="pattern
+# ..." leaves out the parts that match any pattern.  FUZZ_SECONDS sets the
+# fuzzing time (default 60).  `make installcheck` runs sql/ alone against a
+# running server (standard PGXS).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
@@ -55,12 +72,24 @@ record() {	# record NAME STATUS
 	fi
 }
 
+matches() {	# matches NAME PATTERN: NAME contains PATTERN (^PATTERN: starts with it)
+	case "$2" in
+	^*) case "$1" in ${2#^}*) return 0 ;; esac ;;
+	*) case "$1" in *$2*) return 0 ;; esac ;;
+	esac
+	return 1
+}
+
 selected() {	# selected NAME: chosen by SHARDID_TESTS, not left out by SHARDID_SKIP
-	local p
+	local - p
+	set -f		# the patterns are globs for case, not for file names
 	for p in ${SHARDID_SKIP:-}; do
-		case "$1" in *$p*) return 1 ;; esac
+		matches "$1" "$p" && return 1
 	done
-	case "$1" in *${SHARDID_TESTS:-}*) return 0 ;; esac
+	[ -z "${SHARDID_TESTS:-}" ] && return 0
+	for p in $SHARDID_TESTS; do
+		matches "$1" "$p" && return 0
+	done
 	return 1
 }
 

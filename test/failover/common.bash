@@ -6,8 +6,7 @@ SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
 chmod 777 "$SHARDID_TMP"
 
-faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
-[ -n "$faketime_lib" ] || { echo "libfaketime not installed (Debian package libfaketime)"; exit 1; }
+need_faketime
 
 # Strict mode: preloaded before PostgreSQL 17, the shared memory registry
 # (no preloading) from 17 on, so that both ways are tested.
@@ -32,12 +31,6 @@ q_at() {
 	local port=$1
 	shift
 	PGPORT=$port PGDATABASE=app q "$@"
-}
-
-# faketime_env OFFSET: environment for a server whose clock reads OFFSET
-# from the real one ("-2s", "-1h")
-faketime_env() {
-	echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
 }
 
 # expect_ids_after PORT LABEL BEFORE TABLE...: each table (columns id,

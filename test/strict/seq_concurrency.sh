@@ -11,15 +11,14 @@
 # sequence-free DEFAULT, which has always used the shard's counter.
 . "$(dirname "$0")/../lib_script.sh"
 
-faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
-[ -n "$faketime_lib" ] || { fail "libfaketime not installed (Debian package libfaketime)"; finish; }
+need_faketime
 
 offset_file="$SHARDID_TMP/faketime.rc"
 echo "+0" >"$offset_file"
 chmod 644 "$offset_file"
 cluster_stop "$SHARDID_CLUSTER"
-cluster_start "$SHARDID_CLUSTER" LD_PRELOAD="$faketime_lib" FAKETIME_TIMESTAMP_FILE="$offset_file" \
-	FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1 || { fail "server did not start under libfaketime"; finish; }
+# shellcheck disable=SC2046
+cluster_start "$SHARDID_CLUSTER" $(faketime_env "$offset_file") || { fail "server did not start under libfaketime"; finish; }
 
 q <<'SQL'
 CREATE SCHEMA s14;
