@@ -20,6 +20,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -338,5 +339,7 @@ void
 _PG_init(void)
 {
 	shardid_define_settings();
+	if (process_shared_preload_libraries_in_progress)
+		shardid_mark_check_slots();
 	shardid_shmem_init();
 }

@@ -14,7 +14,10 @@
  *
  * Borrowing: when a shard needs more than 1024 ids in a millisecond, its
  * ids take the next milliseconds ahead of the wall clock, at most
- * shardid.max_lead_ms ahead; past that, callers wait for the clock.
+ * shardid.max_lead_ms ahead; past that, a call that needs a new millisecond
+ * waits for the clock to advance by one (never longer, so lowering the
+ * setting applies to new borrowing only and never makes callers wait for
+ * an existing lead to drain).
  *
  * Clock behind: the state never goes back, so ids keep increasing.  While
  * the clock reads earlier than the latest reading any session has seen (or
@@ -232,7 +235,7 @@ shardid_strict_stamp(int32 shard)
 				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
 		prepare();
 
-	for (;;)
+	for (bool waited = false;; waited = true)
 	{
 		uint64		high;
 		int64		now;
@@ -266,7 +269,8 @@ shardid_strict_stamp(int32 shard)
 
 			next = shardid_strict_next(last, now);
 			ms = SHARDID_STATE_MS(next);
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
+			/* after one wait for the clock, take the millisecond */
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind && !waited)
 				break;
 			/* no id past the durable H; raise it ahead of need */
 			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
@@ -287,9 +291,17 @@ shardid_strict_stamp(int32 shard)
 			/* another session stamped this shard meanwhile: derive again */
 		}
 
-		/* this shard is as far ahead of the clock as it may go */
+		/*
+		 * This shard is as far ahead of the clock as it may go: wait until
+		 * the clock allows the next millisecond, but never longer than one
+		 * millisecond of the clock.  A lead past shardid.max_lead_ms (the
+		 * setting was lowered) is not drained by waiting; it does not grow
+		 * faster than the clock and shrinks when fewer than 1024 ids a
+		 * millisecond are asked for.
+		 */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
-		shardid_wait_for_clock(SHARDID_STATE_MS(next) - shardid_max_lead_ms);
+		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
+								   now + 1));
 	}
 }
 
