@@ -405,6 +405,14 @@ shardid_adopt_epoch(ShardidMark *mark)
 	return shardid_epoch_ms;
 }
 
+/* whether shardid's two origins exist, for shardid.mark_status() */
+void
+shardid_mark_origins(bool *high_water, bool *epoch)
+{
+	*high_water = find_origin(HIGH_WATER_ORIGIN, true) != InvalidRepOriginId;
+	*epoch = find_origin(EPOCH_ORIGIN, true) != InvalidRepOriginId;
+}
+
 /* H and the remembered epoch as the origins hold them, for shardid.info() */
 void
 shardid_mark_report(int64 *high_water, bool *high_water_known,

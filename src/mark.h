@@ -41,6 +41,7 @@ extern void shardid_mark_raise(ShardidMark *mark, int64 need_ms);
 extern int64 shardid_mark_set(ShardidMark *mark, int64 unix_ms);
 extern void shardid_check_epoch(void);
 extern int64 shardid_adopt_epoch(ShardidMark *mark);
+extern void shardid_mark_origins(bool *high_water, bool *epoch);
 extern void shardid_mark_report(int64 *high_water, bool *high_water_known,
 								int64 *epoch, bool *epoch_known);
 

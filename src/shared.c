@@ -47,6 +47,7 @@
 #include "mark.h"
 #include "settings.h"
 #include "shared.h"
+#include "stored.h"
 
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
@@ -64,6 +65,9 @@ typedef struct ShardidShared
 	pg_atomic_uint64 clock_waits;
 	pg_atomic_uint64 clock_behind_calls;
 	pg_atomic_uint64 max_step_back_ms;
+	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
+	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
+	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -100,6 +104,9 @@ shared_state_init(void *ptr)
 	pg_atomic_init_u64(&s->clock_waits, 0);
 	pg_atomic_init_u64(&s->clock_behind_calls, 0);
 	pg_atomic_init_u64(&s->max_step_back_ms, 0);
+	pg_atomic_init_u64(&s->stored_checks, 0);
+	pg_atomic_init_u64(&s->stored_moves, 0);
+	pg_atomic_init_u64(&s->stored_unindexed, 0);
 	pg_atomic_init_u32(&s->seeded, 0);
 	s->seeded_ms = 0;
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
@@ -223,6 +230,55 @@ prepare(void)
 }
 
 /*
+ * The first stamp of a shard in this backend (and the first after a
+ * relation cache invalidation): start the shard past the newest id stored
+ * in its tables (stored.c), which a restore, pg_upgrade or a move may have
+ * put there, or which a mark set back by hand no longer covers.  A clock
+ * behind that id counts as behind: ids go on from it without waiting.
+ */
+static pg_noinline void
+start_past_stored(int32 shard)
+{
+	ShardidStored stored;
+
+	shardid_stored_newest(shard, &stored);
+	pg_atomic_fetch_add_u64(&shared->stored_checks, 1);
+	if (stored.unindexed > 0)
+		pg_atomic_fetch_add_u64(&shared->stored_unindexed, stored.unindexed);
+	if (stored.newest_id >= 0)
+	{
+		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
+		uint64		state = SHARDID_STATE(ms, SHARDID_SEQ_MASK);
+
+		if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+		{
+			pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
+			atomic_max(&shared->slots[shard].state, state);
+			atomic_max(&shared->clock_high, (uint64) ms);
+		}
+	}
+	shardid_stored_set_checked(shard);
+}
+
+/*
+ * Raise H to at least unix_ms and start every shard past it, for
+ * shardid.raise_high_water().  Returns H.
+ */
+int64
+shardid_strict_raise_high_water(int64 unix_ms)
+{
+	int64		high;
+
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
+	high = shardid_mark_set(&shared->mark, unix_ms);
+	for (int i = 0; i < SHARDID_NSHARDS; i++)
+		atomic_max(&shared->slots[i].state, SHARDID_STATE(unix_ms, SHARDID_SEQ_MASK));
+	atomic_max(&shared->clock_high, (uint64) unix_ms);
+	return high;
+}
+
+/*
  * Stamp one id of shard, its seq field from the shard's counter.  Returns
  * the stamp, SHARDID_STATE(unix ms, seq field).
  */
@@ -234,6 +290,8 @@ shardid_strict_stamp(int32 shard)
 	if (unlikely(ready_settings != shardid_epoch_generation ||
 				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
 		prepare();
+	if (unlikely(!shardid_stored_is_checked(shard)))
+		start_past_stored(shard);
 
 	for (bool waited = false;; waited = true)
 	{
@@ -315,4 +373,15 @@ shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 	counters->max_step_back_ms = pg_atomic_read_u64(&shared->max_step_back_ms);
 	*seeded_ms = pg_atomic_read_u32(&shared->seeded) ? shared->seeded_ms : -1;
 	*high_water_writes = (int64) pg_atomic_read_u64(&shared->mark.writes);
+}
+
+/* how the mark and the stored-id checks went, for shardid.mark_status() */
+void
+shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
+							 int64 *stored_moves, int64 *stored_unindexed)
+{
+	*unconfirmed = (int64) pg_atomic_read_u64(&shared->mark.unconfirmed);
+	*stored_checks = (int64) pg_atomic_read_u64(&shared->stored_checks);
+	*stored_moves = (int64) pg_atomic_read_u64(&shared->stored_moves);
+	*stored_unindexed = (int64) pg_atomic_read_u64(&shared->stored_unindexed);
 }
