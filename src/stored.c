@@ -44,6 +44,7 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_attrdef.h"
@@ -98,26 +99,28 @@ invalidate_map(Datum arg, Oid relid)
 	memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
 }
 
-/* the next_id() functions of the extension in this database */
+/*
+ * The next_id() functions of the extension in this database: in schema
+ * shardid (fixed by the control file), and members of the extension.
+ */
 static int
 next_id_functions(Oid *funcs)
 {
 	Oid			ext = get_extension_oid("shardid", true);
-	char	   *schema;
 	List	   *name;
 	Oid			args[2] = {INT4OID, INT8OID};
 	int			n = 0;
 
 	if (!OidIsValid(ext))
 		return 0;
-	schema = get_namespace_name(get_extension_schema(ext));
-	if (schema == NULL)
-		return 0;
-	name = list_make2(makeString(schema), makeString("next_id"));
-	if (OidIsValid(funcs[n] = LookupFuncName(name, 2, args, true)))
-		n++;
-	if (OidIsValid(funcs[n] = LookupFuncName(name, 1, args, true)))
-		n++;
+	name = list_make2(makeString("shardid"), makeString("next_id"));
+	for (int nargs = 2; nargs >= 1; nargs--)
+	{
+		Oid			f = LookupFuncName(name, nargs, args, true);
+
+		if (OidIsValid(f) && getExtensionOfObject(ProcedureRelationId, f) == ext)
+			funcs[n++] = f;
+	}
 	return n;
 }
 
