@@ -64,7 +64,7 @@ move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
 .PHONY: move install-move uninstall-move clean-move
-.PHONY: deps demo test bench unit sanitize
+.PHONY: deps demo test bench unit sanitize soak
 
 # Debian packages the build and the suites need (root, apt-get); see test/deps.sh
 deps:
@@ -88,6 +88,12 @@ bench:
 # parts of `make test` on their own; unit needs a C compiler and nothing else
 unit:
 	test/unit/run.sh
+
+# the randomized fault schedule of test/failover/schedule.sh, long:
+#   make soak [SCHEDULE_ROUNDS=n] [SCHEDULE_SEED=n]; prints the seed of a failure
+soak: deps
+	$(MAKE) install
+	SCHEDULE_ROUNDS=$${SCHEDULE_ROUNDS:-40} PG_CONFIG=$(PG_CONFIG) bash test/failover/schedule.sh
 
 sanitize: deps
 	PG_CONFIG=$(PG_CONFIG) test/sanitize.sh
