@@ -55,7 +55,8 @@ CREATE FUNCTION shardid.mark_status(
     OUT unconfirmed_raises bigint,
     OUT stored_checks bigint,
     OUT stored_moves bigint,
-    OUT stored_unindexed bigint)
+    OUT stored_unindexed bigint,
+    OUT stored_too_far bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'shardid_mark_status'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED

@@ -413,16 +413,17 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 	bool		ids_epoch_known;
 	bool		high_water_origin;
 	bool		epoch_origin;
-	int64		counters[4] = {0, 0, 0, 0};
-	Datum		values[10];
-	bool		nulls[10];
+	int64		counters[5] = {0, 0, 0, 0, 0};
+	Datum		values[11];
+	bool		nulls[11];
 	int			i = 0;
 
 	memset(nulls, 0, sizeof(nulls));
 	shardid_mark_report(&high_water, &high_water_known, &ids_epoch, &ids_epoch_known);
 	shardid_mark_origins(&high_water_origin, &epoch_origin);
 	if (kind != SHARDID_SHARED_NONE)
-		shardid_strict_mark_counters(&counters[0], &counters[1], &counters[2], &counters[3]);
+		shardid_strict_mark_counters(&counters[0], &counters[1], &counters[2],
+									 &counters[3], &counters[4]);
 
 	values[i++] = BoolGetDatum(high_water_origin);
 	values[i++] = BoolGetDatum(epoch_origin);
@@ -436,7 +437,7 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 		nulls[i - 1] = true;
 	values[i++] = CStringGetTextDatum(SHARDID_ORIGIN_SLOTS_NAME);
 	values[i++] = Int32GetDatum(shardid_origin_slots);
-	for (int c = 0; c < 4; c++)
+	for (int c = 0; c < (int) lengthof(counters); c++)
 	{
 		if (kind == SHARDID_SHARED_NONE)
 			nulls[i] = true;

@@ -49,6 +49,9 @@
 #include "shared.h"
 #include "stored.h"
 
+/* a stored id further ahead of the clock and H than this is not followed */
+#define SHARDID_STORED_AHEAD_MS (INT64CONST(24) * 3600 * 1000)
+
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
 
@@ -68,6 +71,7 @@ typedef struct ShardidShared
 	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
 	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
 	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
+	pg_atomic_uint64 stored_too_far;	/* newest ids a day or more ahead */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -107,6 +111,7 @@ shared_state_init(void *ptr)
 	pg_atomic_init_u64(&s->stored_checks, 0);
 	pg_atomic_init_u64(&s->stored_moves, 0);
 	pg_atomic_init_u64(&s->stored_unindexed, 0);
+	pg_atomic_init_u64(&s->stored_too_far, 0);
 	pg_atomic_init_u32(&s->seeded, 0);
 	s->seeded_ms = 0;
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
@@ -249,8 +254,18 @@ start_past_stored(int32 shard)
 	{
 		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
 		uint64		state = SHARDID_STATE(ms, SHARDID_SEQ_MASK);
+		int64		bound = Max(shardid_clock_ms(),
+								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
+			SHARDID_STORED_AHEAD_MS;
 
-		if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+		/*
+		 * An id a day or more ahead of the clock and of H was not made by
+		 * this clock under this epoch (an id given by hand, or made under
+		 * an earlier epoch): counted, not followed into the future.
+		 */
+		if (ms > bound)
+			pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
+		else if (state > pg_atomic_read_u64(&shared->slots[shard].state))
 		{
 			pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
 			atomic_max(&shared->slots[shard].state, state);
@@ -378,8 +393,10 @@ shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 /* how the mark and the stored-id checks went, for shardid.mark_status() */
 void
 shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
-							 int64 *stored_moves, int64 *stored_unindexed)
+							 int64 *stored_moves, int64 *stored_unindexed,
+							 int64 *stored_too_far)
 {
+	*stored_too_far = (int64) pg_atomic_read_u64(&shared->stored_too_far);
 	*unconfirmed = (int64) pg_atomic_read_u64(&shared->mark.unconfirmed);
 	*stored_checks = (int64) pg_atomic_read_u64(&shared->stored_checks);
 	*stored_moves = (int64) pg_atomic_read_u64(&shared->stored_moves);

@@ -12,7 +12,8 @@
 # 3. shardid.stored_newest() finds the newest id of a shard and counts a
 #    table without an index on its id column as skipped;
 #    shardid.raise_high_water() is for superusers only and moves ids past
-#    the moment given.
+#    the moment given; a stored id a day or more ahead of the clock and of
+#    the mark (given by hand) is counted in mark_status(), not followed.
 . "$(dirname "$0")/common.bash"
 
 a=$((SHARDID_PORT_BASE + 55))
@@ -97,6 +98,14 @@ read -r raised later <<<"$(q_at $b -F' ' -c "
 echo "raise_high_water(now() + 1 hour): mark at or past it: $raised; next id after it: $later"
 expect "$raised $later" = "t t" "raise_high_water"
 expect "$(q_at $b -c "SELECT high_water_origin AND epoch_origin AND high_water_ahead_ms > 3500000 FROM shardid.mark_status()")" = t "mark_status() after the raise"
+# an id given by hand 30 days ahead is counted, not followed
+q_at $b -c "CREATE SCHEMA s8" -c "CREATE TABLE s8.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(8))" \
+	-c "INSERT INTO s8.t VALUES (shardid.min_id(now() + interval '30 days') + (8 << 10))" >/dev/null
+read -r near far <<<"$(q_at $b -F' ' -c "
+    SELECT shardid.id_time(shardid.next_id(8)) < now() + interval '2 days',
+           (SELECT stored_too_far FROM shardid.mark_status())")"
+echo "an id 30 days ahead stored in s8.t: next id of shard 8 within 2 days: $near; stored_too_far=$far"
+expect "$near $far" = "t 1" "a stored id 30 days ahead"
 cluster_stop a
 cluster_stop b
 finish
