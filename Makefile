@@ -3,7 +3,7 @@
 EXTENSION = shardid
 
 MODULE_big = shardid
-OBJS = src/shardid.o src/shared.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
+OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
 
 # The released scripts (1.0, 1.0--1.1) never change; every change of 1.2 is
 # written once, in 1.1--1.2.  make builds from them the install scripts of
@@ -78,7 +78,7 @@ move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
 .PHONY: move install-move uninstall-move clean-move
-.PHONY: deps demo test bench unit sanitize
+.PHONY: deps demo test bench unit sanitize soak
 
 # Debian packages the build and the suites need (root, apt-get); see test/deps.sh
 deps:
@@ -102,6 +102,12 @@ bench:
 # parts of `make test` on their own; unit needs a C compiler and nothing else
 unit:
 	test/unit/run.sh
+
+# the randomized fault schedule of test/failover/schedule.sh, long:
+#   make soak [SCHEDULE_ROUNDS=n] [SCHEDULE_SEED=n]; prints the seed of a failure
+soak: deps
+	$(MAKE) install
+	SCHEDULE_ROUNDS=$${SCHEDULE_ROUNDS:-40} PG_CONFIG=$(PG_CONFIG) bash test/failover/schedule.sh
 
 sanitize: deps
 	PG_CONFIG=$(PG_CONFIG) test/sanitize.sh

@@ -70,6 +70,74 @@
 #define guc_malloc(elevel, size) malloc(size)
 #endif
 
+/*
+ * The wait event of a backend waiting for another one's raise of the
+ * high-water mark: from PG 17 on a name of shardid's own
+ * (WaitEventExtensionNew, looked up once per backend), before that the
+ * generic "Extension".
+ */
+#if PG_VERSION_NUM >= 170000
+#include "utils/wait_event.h"
+static inline uint32
+shardid_wait_event_high_water(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("ShardidHighWater");
+	return event;
+}
+#else
+#include "utils/wait_event.h"
+#define shardid_wait_event_high_water() ((uint32) PG_WAIT_EXTENSION)
+#endif
+
+/*
+ * Whether the synchronous standbys have confirmed the flush of WAL up to
+ * lsn, or none are to be waited for: what SyncRepWaitForLSN(lsn, false)
+ * waited for, told after it returned (it returns on a cancel too).  The
+ * caller holds no SyncRepLock.  Minor releases of May 2025 replaced
+ * WalSndCtl->sync_standbys_defined with sync_standbys_status.
+ */
+#include "access/xact.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
+#include "storage/lwlock.h"
+static inline bool
+shardid_sync_flush_confirmed(XLogRecPtr lsn)
+{
+	bool		confirmed;
+
+	if (!SyncRepRequested() || WalSndCtl == NULL)
+		return true;
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+#ifdef SYNC_STANDBY_INIT
+	if (WalSndCtl->sync_standbys_status & SYNC_STANDBY_INIT)
+		confirmed = (WalSndCtl->sync_standbys_status & SYNC_STANDBY_DEFINED) == 0;
+	else
+		confirmed = SyncRepStandbyNames == NULL || SyncRepStandbyNames[0] == '\0';
+#else
+	confirmed = !WalSndCtl->sync_standbys_defined;
+#endif
+	confirmed = confirmed || lsn <= WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
+	LWLockRelease(SyncRepLock);
+	return confirmed;
+}
+
+/* PG 18 gave index_beginscan() an argument for instrumentation */
+#include "access/genam.h"
+static inline IndexScanDesc
+shardid_index_beginscan(Relation heap, Relation index, Snapshot snapshot,
+						int nkeys)
+{
+#if PG_VERSION_NUM >= 180000
+	return index_beginscan(heap, index, snapshot, NULL, nkeys, 0);
+#else
+	return index_beginscan(heap, index, snapshot, nkeys, 0);
+#endif
+}
+
 /* PG 16 gave DecodeDateTime() an argument for error details */
 static inline int
 shardid_decode_datetime(char **field, int *ftype, int nf, int *dtype,

@@ -19,9 +19,10 @@
  * before WAL from the checkpoint's redo point on is replayed.  So after a
  * crash, a restart or a promotion the server knows the last H that was
  * flushed before it, without shardid being preloaded and without a WAL
- * resource manager of its own.  Each write of H is flushed (and waits for
- * synchronous standbys as a commit does) before an id past the old H is
- * handed out.
+ * resource manager of its own.  Each write of H is flushed, and confirmed
+ * by the synchronous standbys (as a commit with synchronous_commit = on is,
+ * whatever the writing session's setting), before an id past the old H is
+ * handed out.  No lock is held across that wait.
  *
  * The mark needs a replication origin state slot (shardid_origin_slots in
  * compat.h); the origins are looked up by name when needed, which needs
@@ -33,13 +34,16 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlogdefs.h"
 #include "catalog/pg_replication_origin.h"
 #include "miscadmin.h"
 #include "replication/origin.h"
 #include "replication/syncrep.h"
+#include "storage/ipc.h"
 #include "storage/lmgr.h"
+#include "utils/guc.h"
 
 #include "compat.h"
 #include "clock.h"
@@ -48,8 +52,18 @@
 
 #define HIGH_WATER_ORIGIN	"shardid_high_water"
 #define EPOCH_ORIGIN		"shardid_epoch"
+#define SHARDID_ORIGINS		2	/* the two above */
 
 static bool tranche_registered = false;
+
+static void
+atomic_max_u64(pg_atomic_uint64 *var, uint64 value)
+{
+	uint64		cur = pg_atomic_read_u64(var);
+
+	while (value > cur && !pg_atomic_compare_exchange_u64(var, &cur, value))
+		;
+}
 
 /* set up the mark in new shared memory */
 void
@@ -59,6 +73,8 @@ shardid_mark_init(ShardidMark *mark)
 	pg_atomic_init_u32(&mark->generation, 1);
 	pg_atomic_init_u32(&mark->raising, 0);
 	pg_atomic_init_u64(&mark->writes, 0);
+	pg_atomic_init_u64(&mark->unconfirmed, 0);
+	ConditionVariableInit(&mark->raised);
 	mark->tranche_id = LWLockNewTrancheId();
 	LWLockInitialize(&mark->lock, mark->tranche_id);
 }
@@ -72,6 +88,27 @@ shardid_mark_attach(ShardidMark *mark)
 		LWLockRegisterTranche(mark->tranche_id, "shardid");
 		tranche_registered = true;
 	}
+}
+
+/*
+ * At server start with shardid preloaded: refuse to start when there are
+ * fewer replication origin state slots than shardid's two origins need.
+ * Otherwise the startup process would meet the origins' WAL records or
+ * checkpoint file with no slot free and stop with a PANIC (a primary) or
+ * a FATAL in redo (a standby), far from the cause.
+ */
+void
+shardid_mark_check_slots(void)
+{
+	if (shardid_origin_slots < SHARDID_ORIGINS)
+		ereport(FATAL,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("shardid needs %d replication origin slots, but " SHARDID_ORIGIN_SLOTS_NAME " is %d",
+						SHARDID_ORIGINS, shardid_origin_slots),
+				 errdetail("shardid keeps its durable high-water mark and the epoch of its ids in the replication origins \"%s\" and \"%s\", which every server replaying its WAL must be able to hold.",
+						   HIGH_WATER_ORIGIN, EPOCH_ORIGIN),
+				 errhint("Set " SHARDID_ORIGIN_SLOTS_NAME " to at least %d more than subscriptions and other users of replication origins need, on the primary and on every standby.",
+						 SHARDID_ORIGINS)));
 }
 
 void
@@ -116,21 +153,46 @@ find_origin(const char *name, bool missing_ok)
 
 /*
  * Set an origin's progress to value, WAL-logged, and wait until that WAL is
- * flushed and, as for a commit, has reached the synchronous standbys.  The
- * caller holds RowExclusiveLock on pg_replication_origin, which keeps the
- * origin from being dropped meanwhile (as core does); it takes it before
- * any LWLock, so that no LWLock is held while waiting for it.
+ * flushed and confirmed by the synchronous standbys, if any, whatever this
+ * session's synchronous_commit: for this write synchronous_commit is at
+ * least "on" (remote_flush), so that an id below the new value is covered
+ * for every session, including those with synchronous_commit "on" that use
+ * the value without writing it (the rule of the README's "Failover and
+ * restarts").  A cancel, a statement_timeout or a terminate cuts that wait
+ * short; the value may then not be relied on, and this raises an error.
+ *
+ * The caller holds RowExclusiveLock on pg_replication_origin, which keeps
+ * the origin from being dropped meanwhile (as core does), and no LWLock.
  */
 static void
 write_origin(RepOriginId node, uint64 value, bool go_backward)
 {
+	int			nest_level = NewGUCNestLevel();
+	XLogRecPtr	lsn;
+	bool		confirmed;
+
+	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	/* always WAL-logs, so the record's end covers every earlier write */
 	replorigin_advance(node, (XLogRecPtr) value, InvalidXLogRecPtr,
 					   go_backward, true);
-	XLogFlush(XactLastRecEnd);
-	/* as at commit, a cancel ends the wait with a warning, not an error */
+	lsn = XactLastRecEnd;
+	XLogFlush(lsn);
+	/* as at commit: a cancel ends the wait early, with a warning */
 	HOLD_INTERRUPTS();
-	SyncRepWaitForLSN(XactLastRecEnd, false);
+	SyncRepWaitForLSN(lsn, false);
+	confirmed = shardid_sync_flush_confirmed(lsn);
 	RESUME_INTERRUPTS();
+	AtEOXact_GUC(true, nest_level);
+	/* a terminate, or a cancel that came after the confirmation */
+	CHECK_FOR_INTERRUPTS();
+	if (!confirmed)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling the wait for the synchronous standbys to confirm shardid's high-water mark"),
+				 errdetail("No id past the previous high-water mark is handed out until the synchronous standbys have confirmed the new one.")));
 }
 
 /* the durable H: every id handed out so far has a time at or below it */
@@ -141,36 +203,151 @@ shardid_mark_durable(void)
 										   false);
 }
 
+/* a backend that exits while it raises H lets the waiters go */
+static void
+raise_exit_callback(int code, Datum arg)
+{
+	ShardidMark *mark = (ShardidMark *) DatumGetPointer(arg);
+	uint32		pid = (uint32) MyProcPid;
+
+	if (pg_atomic_compare_exchange_u32(&mark->raising, &pid, 0))
+		ConditionVariableBroadcast(&mark->raised);
+}
+
+/*
+ * Write H = target durably, confirmed, and publish it to the other
+ * backends; the caller has claimed mark->raising.  On an error (the wait
+ * cut short, say) the claim is given up and the waiters are woken, H stays
+ * unpublished, and the error goes on.
+ */
+static void
+raise_claimed(ShardidMark *mark, int64 target)
+{
+	PG_TRY();
+	{
+		LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+		write_origin(find_origin(HIGH_WATER_ORIGIN, false), (uint64) target, false);
+		atomic_max_u64(&mark->high_water, (uint64) target);
+		pg_atomic_fetch_add_u64(&mark->writes, 1);
+		UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+	}
+	PG_CATCH();
+	{
+		pg_atomic_fetch_add_u64(&mark->unconfirmed, 1);
+		pg_atomic_write_u32(&mark->raising, 0);
+		ConditionVariableBroadcast(&mark->raised);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	pg_atomic_write_u32(&mark->raising, 0);
+	ConditionVariableBroadcast(&mark->raised);
+}
+
+/* claim the right to raise H; false if another backend has it */
+static bool
+claim_raise(ShardidMark *mark)
+{
+	static bool callback_registered = false;
+	uint32		expected = 0;
+
+	if (!callback_registered)
+	{
+		before_shmem_exit(raise_exit_callback, PointerGetDatum(mark));
+		callback_registered = true;
+	}
+	return pg_atomic_compare_exchange_u32(&mark->raising, &expected,
+										  (uint32) MyProcPid);
+}
+
 /*
  * Make H durable at least SHARDID_MARK_MARGIN_MS past need_ms.  When need_ms
  * is still within H, this raises H ahead of need, unless another backend is
- * doing so already; past H, it waits until H covers need_ms.  At most one
- * write per SHARDID_MARK_WINDOW_MS of id time: H goes that far past the id.
+ * doing so already; past H, it waits until H covers need_ms, raising it
+ * itself when no other backend does.  At most one write per
+ * SHARDID_MARK_WINDOW_MS of id time: H goes that far past the id.
+ *
+ * No lock is held while the write is flushed and confirmed: one backend
+ * claims the raise (mark->raising), the others sleep on a condition
+ * variable, interruptibly, so that a cancel, statement_timeout or terminate
+ * ends their wait at once with the usual error.
  */
 void
 shardid_mark_raise(ShardidMark *mark, int64 need_ms)
 {
-	bool		must = need_ms > (int64) pg_atomic_read_u64(&mark->high_water);
-	RepOriginId node;
-
-	if (!must && pg_atomic_exchange_u32(&mark->raising, 1) != 0)
-		return;
-
-	LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
-	node = find_origin(HIGH_WATER_ORIGIN, false);
-	LWLockAcquire(&mark->lock, LW_EXCLUSIVE);
-	if (need_ms + SHARDID_MARK_MARGIN_MS > (int64) pg_atomic_read_u64(&mark->high_water))
+	for (;;)
 	{
-		int64		target = Max(need_ms, shardid_clock_ms()) +
-			SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+		int64		high = (int64) pg_atomic_read_u64(&mark->high_water);
 
-		write_origin(node, (uint64) target, false);
-		pg_atomic_write_u64(&mark->high_water, (uint64) target);
-		pg_atomic_fetch_add_u64(&mark->writes, 1);
+		if (need_ms + SHARDID_MARK_MARGIN_MS <= high)
+			return;
+		if (claim_raise(mark))
+		{
+			if (need_ms + SHARDID_MARK_MARGIN_MS <=
+				(int64) pg_atomic_read_u64(&mark->high_water))
+			{
+				/* raised by another backend meanwhile */
+				pg_atomic_write_u32(&mark->raising, 0);
+				ConditionVariableBroadcast(&mark->raised);
+				return;
+			}
+			raise_claimed(mark, Max(need_ms, shardid_clock_ms()) +
+						  SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS);
+			return;
+		}
+		if (need_ms <= high)
+			return;				/* ahead of need: the other backend raises */
+
+		/* wait for the other backend's raise to end, then look again */
+		ConditionVariablePrepareToSleep(&mark->raised);
+		while (need_ms > (int64) pg_atomic_read_u64(&mark->high_water) &&
+			   pg_atomic_read_u32(&mark->raising) != 0)
+			ConditionVariableSleep(&mark->raised, shardid_wait_event_high_water());
+		ConditionVariableCancelSleep();
+		CHECK_FOR_INTERRUPTS();
 	}
-	LWLockRelease(&mark->lock);
-	UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
-	pg_atomic_write_u32(&mark->raising, 0);
+}
+
+/*
+ * Raise H to at least unix_ms, durably and confirmed like any raise, for
+ * shardid.raise_high_water(); mark is NULL in session mode.  Waits for a
+ * raise in progress.  Returns H.
+ */
+int64
+shardid_mark_set(ShardidMark *mark, int64 unix_ms)
+{
+	RepOriginId node;
+	int64		high;
+
+	shardid_refuse_in_recovery();
+	if (mark == NULL)
+	{
+		LockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+		node = find_origin(HIGH_WATER_ORIGIN, false);
+		high = (int64) replorigin_get_progress(node, false);
+		if (unix_ms > high)
+		{
+			write_origin(node, (uint64) unix_ms, false);
+			high = unix_ms;
+		}
+		UnlockRelationOid(ReplicationOriginRelationId, RowExclusiveLock);
+		return high;
+	}
+	for (;;)
+	{
+		high = (int64) pg_atomic_read_u64(&mark->high_water);
+		if (unix_ms <= high)
+			return high;
+		if (claim_raise(mark))
+		{
+			raise_claimed(mark, unix_ms);
+			return unix_ms;
+		}
+		ConditionVariablePrepareToSleep(&mark->raised);
+		while (pg_atomic_read_u32(&mark->raising) != 0)
+			ConditionVariableSleep(&mark->raised, shardid_wait_event_high_water());
+		ConditionVariableCancelSleep();
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
@@ -226,6 +403,14 @@ shardid_adopt_epoch(ShardidMark *mark)
 	if (mark != NULL)
 		pg_atomic_fetch_add_u32(&mark->generation, 1);
 	return shardid_epoch_ms;
+}
+
+/* whether shardid's two origins exist, for shardid.mark_status() */
+void
+shardid_mark_origins(bool *high_water, bool *epoch)
+{
+	*high_water = find_origin(HIGH_WATER_ORIGIN, true) != InvalidRepOriginId;
+	*epoch = find_origin(EPOCH_ORIGIN, true) != InvalidRepOriginId;
 }
 
 /* H and the remembered epoch as the origins hold them, for shardid.info() */

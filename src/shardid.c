@@ -20,6 +20,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -29,6 +30,7 @@
 #include "session.h"
 #include "settings.h"
 #include "shared.h"
+#include "stored.h"
 
 PG_MODULE_MAGIC;
 
@@ -334,9 +336,122 @@ shardid_adopt_epoch_sql(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_adopt_epoch(shardid_shared_mark())));
 }
 
+/*
+ * shardid.raise_high_water(at timestamptz): raise the durable high-water
+ * mark H to at least at, durably and confirmed by the synchronous
+ * standbys, and (strict mode) start every shard past it, so that every id
+ * made from now on by this server is later than at.  For tools, and after
+ * pg_upgrade (which does not carry replication origins).  Superusers only.
+ * Returns H.
+ */
+PG_FUNCTION_INFO_V1(shardid_raise_high_water_sql);
+Datum
+shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
+{
+	int64		unix_ms;
+	int64		high;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to raise the high-water mark"),
+				 errdetail("Only superusers may raise the durable high-water mark of the server's ids.")));
+	unix_ms = range_millis(PG_GETARG_TIMESTAMPTZ(0)) + shardid_epoch_ms;
+	shardid_refuse_in_recovery();
+	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
+		high = shardid_strict_raise_high_water(unix_ms);
+	else
+		high = shardid_mark_set(NULL, unix_ms);
+	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(high));
+}
+
+/*
+ * shardid.stored_newest(shard integer, OUT newest_id bigint, OUT tables
+ * integer, OUT unindexed integer): the newest id of shard stored in this
+ * database's tables whose id column has a next_id() DEFAULT of the shard,
+ * as strict mode finds it before a shard's first id in a backend (read
+ * through a plain btree index on the id column, evaluating nothing); how
+ * many such tables were read, and how many of them were skipped (no such
+ * index, or locked).  For doctor().
+ */
+PG_FUNCTION_INFO_V1(shardid_stored_newest_sql);
+Datum
+shardid_stored_newest_sql(PG_FUNCTION_ARGS)
+{
+	int32		shard = PG_GETARG_INT32(0);
+	TupleDesc	tupdesc;
+	ShardidStored stored;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	check_shard(shard);
+	tupdesc = result_tupdesc(fcinfo);
+	shardid_stored_newest(shard, &stored);
+	if (stored.newest_id < 0)
+		nulls[0] = true;
+	values[0] = Int64GetDatum(stored.newest_id);
+	values[1] = Int32GetDatum(stored.tables);
+	values[2] = Int32GetDatum(stored.unindexed);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * shardid.mark_status(): what doctor() needs to watch the durable mark:
+ * H and whether its origin exists, whether the epoch's origin exists, the
+ * origin slots setting, raises whose confirmation was cut short, and the
+ * stored-id checks (strict mode, since the server started).
+ */
+PG_FUNCTION_INFO_V1(shardid_mark_status);
+Datum
+shardid_mark_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc = result_tupdesc(fcinfo);
+	ShardidSharedKind kind = shardid_shared_kind();
+	int64		high_water = 0;
+	int64		ids_epoch = 0;
+	bool		high_water_known;
+	bool		ids_epoch_known;
+	bool		high_water_origin;
+	bool		epoch_origin;
+	int64		counters[5] = {0, 0, 0, 0, 0};
+	Datum		values[11];
+	bool		nulls[11];
+	int			i = 0;
+
+	memset(nulls, 0, sizeof(nulls));
+	shardid_mark_report(&high_water, &high_water_known, &ids_epoch, &ids_epoch_known);
+	shardid_mark_origins(&high_water_origin, &epoch_origin);
+	if (kind != SHARDID_SHARED_NONE)
+		shardid_strict_mark_counters(&counters[0], &counters[1], &counters[2],
+									 &counters[3], &counters[4]);
+
+	values[i++] = BoolGetDatum(high_water_origin);
+	values[i++] = BoolGetDatum(epoch_origin);
+	if (!high_water_known)
+		nulls[i] = true;
+	else
+		values[i] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(high_water));
+	i++;
+	values[i++] = Int64GetDatum(high_water_known ? high_water - shardid_clock_ms() : 0);
+	if (!high_water_known)
+		nulls[i - 1] = true;
+	values[i++] = CStringGetTextDatum(SHARDID_ORIGIN_SLOTS_NAME);
+	values[i++] = Int32GetDatum(shardid_origin_slots);
+	for (int c = 0; c < (int) lengthof(counters); c++)
+	{
+		if (kind == SHARDID_SHARED_NONE)
+			nulls[i] = true;
+		values[i++] = Int64GetDatum(counters[c]);
+	}
+	Assert(i == lengthof(values));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
 void
 _PG_init(void)
 {
 	shardid_define_settings();
+	if (process_shared_preload_libraries_in_progress)
+		shardid_mark_check_slots();
 	shardid_shmem_init();
 }

@@ -14,7 +14,10 @@
  *
  * Borrowing: when a shard needs more than 1024 ids in a millisecond, its
  * ids take the next milliseconds ahead of the wall clock, at most
- * shardid.max_lead_ms ahead; past that, callers wait for the clock.
+ * shardid.max_lead_ms ahead; past that, a call that needs a new millisecond
+ * waits for the clock to advance by one (never longer, so lowering the
+ * setting applies to new borrowing only and never makes callers wait for
+ * an existing lead to drain).
  *
  * Clock behind: the state never goes back, so ids keep increasing.  While
  * the clock reads earlier than the latest reading any session has seen (or
@@ -44,6 +47,10 @@
 #include "mark.h"
 #include "settings.h"
 #include "shared.h"
+#include "stored.h"
+
+/* a stored id further ahead of the clock and H than this is not followed */
+#define SHARDID_STORED_AHEAD_MS (INT64CONST(24) * 3600 * 1000)
 
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
@@ -61,6 +68,10 @@ typedef struct ShardidShared
 	pg_atomic_uint64 clock_waits;
 	pg_atomic_uint64 clock_behind_calls;
 	pg_atomic_uint64 max_step_back_ms;
+	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
+	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
+	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
+	pg_atomic_uint64 stored_too_far;	/* newest ids a day or more ahead */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -97,6 +108,10 @@ shared_state_init(void *ptr)
 	pg_atomic_init_u64(&s->clock_waits, 0);
 	pg_atomic_init_u64(&s->clock_behind_calls, 0);
 	pg_atomic_init_u64(&s->max_step_back_ms, 0);
+	pg_atomic_init_u64(&s->stored_checks, 0);
+	pg_atomic_init_u64(&s->stored_moves, 0);
+	pg_atomic_init_u64(&s->stored_unindexed, 0);
+	pg_atomic_init_u64(&s->stored_too_far, 0);
 	pg_atomic_init_u32(&s->seeded, 0);
 	s->seeded_ms = 0;
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
@@ -220,6 +235,65 @@ prepare(void)
 }
 
 /*
+ * The first stamp of a shard in this backend (and the first after a
+ * relation cache invalidation): start the shard past the newest id stored
+ * in its tables (stored.c), which a restore, pg_upgrade or a move may have
+ * put there, or which a mark set back by hand no longer covers.  A clock
+ * behind that id counts as behind: ids go on from it without waiting.
+ */
+static pg_noinline void
+start_past_stored(int32 shard)
+{
+	ShardidStored stored;
+
+	shardid_stored_newest(shard, &stored);
+	pg_atomic_fetch_add_u64(&shared->stored_checks, 1);
+	if (stored.unindexed > 0)
+		pg_atomic_fetch_add_u64(&shared->stored_unindexed, stored.unindexed);
+	if (stored.newest_id >= 0)
+	{
+		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
+		uint64		state = SHARDID_STATE(ms, SHARDID_SEQ_MASK);
+		int64		bound = Max(shardid_clock_ms(),
+								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
+			SHARDID_STORED_AHEAD_MS;
+
+		/*
+		 * An id a day or more ahead of the clock and of H was not made by
+		 * this clock under this epoch (an id given by hand, or made under
+		 * an earlier epoch): counted, not followed into the future.
+		 */
+		if (ms > bound)
+			pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
+		else if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+		{
+			pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
+			atomic_max(&shared->slots[shard].state, state);
+			atomic_max(&shared->clock_high, (uint64) ms);
+		}
+	}
+	shardid_stored_set_checked(shard);
+}
+
+/*
+ * Raise H to at least unix_ms and start every shard past it, for
+ * shardid.raise_high_water().  Returns H.
+ */
+int64
+shardid_strict_raise_high_water(int64 unix_ms)
+{
+	int64		high;
+
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
+	high = shardid_mark_set(&shared->mark, unix_ms);
+	for (int i = 0; i < SHARDID_NSHARDS; i++)
+		atomic_max(&shared->slots[i].state, SHARDID_STATE(unix_ms, SHARDID_SEQ_MASK));
+	atomic_max(&shared->clock_high, (uint64) unix_ms);
+	return high;
+}
+
+/*
  * Stamp one id of shard, its seq field from the shard's counter.  Returns
  * the stamp, SHARDID_STATE(unix ms, seq field).
  */
@@ -231,8 +305,10 @@ shardid_strict_stamp(int32 shard)
 	if (unlikely(ready_settings != shardid_epoch_generation ||
 				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
 		prepare();
+	if (unlikely(!shardid_stored_is_checked(shard)))
+		start_past_stored(shard);
 
-	for (;;)
+	for (bool waited = false;; waited = true)
 	{
 		uint64		high;
 		int64		now;
@@ -266,7 +342,8 @@ shardid_strict_stamp(int32 shard)
 
 			next = shardid_strict_next(last, now);
 			ms = SHARDID_STATE_MS(next);
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
+			/* after one wait for the clock, take the millisecond */
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind && !waited)
 				break;
 			/* no id past the durable H; raise it ahead of need */
 			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
@@ -287,9 +364,17 @@ shardid_strict_stamp(int32 shard)
 			/* another session stamped this shard meanwhile: derive again */
 		}
 
-		/* this shard is as far ahead of the clock as it may go */
+		/*
+		 * This shard is as far ahead of the clock as it may go: wait until
+		 * the clock allows the next millisecond, but never longer than one
+		 * millisecond of the clock.  A lead past shardid.max_lead_ms (the
+		 * setting was lowered) is not drained by waiting; it does not grow
+		 * faster than the clock and shrinks when fewer than 1024 ids a
+		 * millisecond are asked for.
+		 */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
-		shardid_wait_for_clock(SHARDID_STATE_MS(next) - shardid_max_lead_ms);
+		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
+								   now + 1));
 	}
 }
 
@@ -303,4 +388,17 @@ shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 	counters->max_step_back_ms = pg_atomic_read_u64(&shared->max_step_back_ms);
 	*seeded_ms = pg_atomic_read_u32(&shared->seeded) ? shared->seeded_ms : -1;
 	*high_water_writes = (int64) pg_atomic_read_u64(&shared->mark.writes);
+}
+
+/* how the mark and the stored-id checks went, for shardid.mark_status() */
+void
+shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
+							 int64 *stored_moves, int64 *stored_unindexed,
+							 int64 *stored_too_far)
+{
+	*stored_too_far = (int64) pg_atomic_read_u64(&shared->stored_too_far);
+	*unconfirmed = (int64) pg_atomic_read_u64(&shared->mark.unconfirmed);
+	*stored_checks = (int64) pg_atomic_read_u64(&shared->stored_checks);
+	*stored_moves = (int64) pg_atomic_read_u64(&shared->stored_moves);
+	*stored_unindexed = (int64) pg_atomic_read_u64(&shared->stored_unindexed);
 }

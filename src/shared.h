@@ -25,6 +25,10 @@ extern ShardidSharedKind shardid_shared_kind(void);
 extern ShardidMark *shardid_shared_mark(void);
 extern Size shardid_shmem_size(void);
 extern uint64 shardid_strict_stamp(int32 shard);
+extern int64 shardid_strict_raise_high_water(int64 unix_ms);
+extern void shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
+										 int64 *stored_moves, int64 *stored_unindexed,
+										 int64 *stored_too_far);
 extern void shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 									int64 *high_water_writes);
 

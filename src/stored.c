@@ -1,0 +1,349 @@
+/*-------------------------------------------------------------------------
+ *
+ * stored.c
+ *	  The newest id already stored for a shard in the tables of this
+ *	  database, so that a server starts making a shard's ids past it.
+ *
+ * A restore (pg_dump of a shard's schema), pg_upgrade (which does not carry
+ * replication origins), a schema move, or a high-water mark set back by
+ * hand land rows whose ids the server's mark knows nothing of.  Strict mode
+ * therefore looks, at the first stamp of a shard in each backend, for the
+ * newest id stored in the tables whose id column has a next_id() DEFAULT of
+ * that shard, and starts the shard past it.
+ *
+ * Nothing another role chose is evaluated: no query is planned (planning
+ * evaluates index predicates and expressions), no cast, operator or
+ * function of a table's owner is called.  The tables are found in the
+ * catalogs (pg_depend rows of the DEFAULTs that call next_id(), their
+ * stored expression trees read as catalog.c does), and each table is read
+ * through a plain btree index whose first key column is the id column:
+ * bigint with the built-in integer operator family, no predicate, no
+ * expression; one backward descent reads the largest id (SnapshotAny: a
+ * dead or uncommitted row's id only makes the start later).  A table with
+ * no such index is skipped and counted (shardid.info(), doctor): the
+ * guarantee needs a primary key or a plain btree index on the id column.
+ *
+ * The map from shards to (table, column) is built once per backend with
+ * one pass over the DEFAULTs that call next_id(); after any relation cache
+ * invalidation (a table created, altered, indexed, restored, but also
+ * analyzed or vacuumed) it is built again and every shard is looked at
+ * again at its next stamp, so a restore or a move into a running server is
+ * seen by backends that stamped the shard before.
+ *
+ * src/stored.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/itup.h"
+#include "access/nbtree.h"
+#include "access/relation.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_attrdef.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "nodes/primnodes.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "compat.h"
+#include "stored.h"
+
+/* one column with a next_id() DEFAULT of a constant shard */
+typedef struct StoredColumn
+{
+	Oid			relid;
+	AttrNumber	attnum;
+} StoredColumn;
+
+/* the shards this backend has started past their stored ids */
+uint8		shardid_stored_checked[SHARDID_NSHARDS / 8];
+
+/* the map: columns[shard] is a List of StoredColumn, or NIL */
+static MemoryContext map_context = NULL;
+static List **map_columns = NULL;
+static bool map_valid = false;
+static bool callback_registered = false;
+
+/*
+ * Any relation cache invalidation (a table created, altered, indexed,
+ * restored; also ANALYZE and VACUUM): build the map again and look at
+ * every shard's tables again at its next stamp.
+ */
+static void
+invalidate_map(Datum arg, Oid relid)
+{
+	map_valid = false;
+	memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
+}
+
+/*
+ * The next_id() functions of the extension in this database: in schema
+ * shardid (fixed by the control file), and members of the extension.
+ */
+static int
+next_id_functions(Oid *funcs)
+{
+	Oid			ext = get_extension_oid("shardid", true);
+	List	   *name;
+	Oid			args[2] = {INT4OID, INT8OID};
+	int			n = 0;
+
+	if (!OidIsValid(ext))
+		return 0;
+	name = list_make2(makeString("shardid"), makeString("next_id"));
+	for (int nargs = 2; nargs >= 1; nargs--)
+	{
+		Oid			f = LookupFuncName(name, nargs, args, true);
+
+		if (OidIsValid(f) && getExtensionOfObject(ProcedureRelationId, f) == ext)
+			funcs[n++] = f;
+	}
+	return n;
+}
+
+/* the constant shard of a DEFAULT that is one plain next_id() call, or -1 */
+static int32
+default_shard(Oid attrdef, Relation attrdef_rel, const Oid *funcs, int nfuncs,
+			  Oid *relid, AttrNumber *attnum)
+{
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	int32		shard = -1;
+
+	ScanKeyInit(&key, Anum_pg_attrdef_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(attrdef));
+	scan = systable_beginscan(attrdef_rel, AttrDefaultOidIndexId, true,
+							  NULL, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_attrdef form = (Form_pg_attrdef) GETSTRUCT(tuple);
+		bool		isnull;
+		Datum		bin = heap_getattr(tuple, Anum_pg_attrdef_adbin,
+									   RelationGetDescr(attrdef_rel), &isnull);
+		Node	   *expr = isnull ? NULL : stringToNode(TextDatumGetCString(bin));
+
+		if (expr != NULL && IsA(expr, FuncExpr))
+		{
+			FuncExpr   *f = (FuncExpr *) expr;
+			Const	   *c = list_length(f->args) >= 1 ? linitial(f->args) : NULL;
+
+			for (int i = 0; i < nfuncs; i++)
+				if (f->funcid == funcs[i] && c != NULL && IsA(c, Const) &&
+					!c->constisnull && c->consttype == INT4OID)
+				{
+					shard = DatumGetInt32(c->constvalue);
+					*relid = form->adrelid;
+					*attnum = form->adnum;
+				}
+		}
+	}
+	systable_endscan(scan);
+	return shard;
+}
+
+/* build the map from the DEFAULTs that call next_id() */
+static void
+build_map(void)
+{
+	Oid			funcs[2];
+	int			nfuncs;
+	Relation	depend_rel;
+	Relation	attrdef_rel;
+
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(invalidate_map, (Datum) 0);
+		callback_registered = true;
+	}
+	if (map_context == NULL)
+		map_context = AllocSetContextCreate(TopMemoryContext,
+											"shardid stored ids",
+											ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(map_context);
+	map_columns = MemoryContextAllocZero(map_context,
+										 sizeof(List *) * SHARDID_NSHARDS);
+	map_valid = true;			/* an invalidation from here on counts */
+
+	nfuncs = next_id_functions(funcs);
+	depend_rel = table_open(DependRelationId, AccessShareLock);
+	attrdef_rel = table_open(AttrDefaultRelationId, AccessShareLock);
+	for (int i = 0; i < nfuncs; i++)
+	{
+		ScanKeyData keys[2];
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(ProcedureRelationId));
+		ScanKeyInit(&keys[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(funcs[i]));
+		scan = systable_beginscan(depend_rel, DependReferenceIndexId, true,
+								  NULL, 2, keys);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+			Oid			relid = InvalidOid;
+			AttrNumber	attnum = InvalidAttrNumber;
+			int32		shard;
+
+			if (dep->classid != AttrDefaultRelationId)
+				continue;
+			shard = default_shard(dep->objid, attrdef_rel, funcs, nfuncs,
+								  &relid, &attnum);
+			if (shard >= 0 && shard < SHARDID_NSHARDS)
+			{
+				MemoryContext old = MemoryContextSwitchTo(map_context);
+				StoredColumn *col = palloc(sizeof(StoredColumn));
+
+				col->relid = relid;
+				col->attnum = attnum;
+				map_columns[shard] = lappend(map_columns[shard], col);
+				MemoryContextSwitchTo(old);
+			}
+		}
+		systable_endscan(scan);
+	}
+	table_close(attrdef_rel, AccessShareLock);
+	table_close(depend_rel, AccessShareLock);
+}
+
+/* a plain btree index on the bigint column attnum, first key column */
+static bool
+usable_index(Relation index, AttrNumber attnum)
+{
+	Form_pg_index form = index->rd_index;
+
+	return form->indisvalid &&
+		index->rd_rel->relam == BTREE_AM_OID &&
+		form->indkey.values[0] == attnum &&
+		heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+		heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+		index->rd_opfamily[0] == INTEGER_BTREE_FAM_OID &&
+		index->rd_opcintype[0] == INT8OID;
+}
+
+/*
+ * The largest id of shard in the index, or -1: the largest entry, or one
+ * of the next few when the largest belong to other shards.
+ */
+static int64
+newest_in_index(Relation heap, Relation index, int32 shard)
+{
+	ScanKeyData key;
+	IndexScanDesc scan;
+	ScanDirection dir = (index->rd_indoption[0] & INDOPTION_DESC) ?
+		ForwardScanDirection : BackwardScanDirection;
+	int64		found = -1;
+
+	ScanKeyEntryInitialize(&key, SK_ISNULL | SK_SEARCHNOTNULL, 1,
+						   InvalidStrategy, InvalidOid, InvalidOid,
+						   InvalidOid, (Datum) 0);
+	scan = shardid_index_beginscan(heap, index, SnapshotAny, 1);
+	scan->xs_want_itup = true;
+	index_rescan(scan, &key, 1, NULL, 0);
+	for (int i = 0; i < 1000 && index_getnext_tid(scan, dir) != NULL; i++)
+	{
+		bool		isnull;
+		Datum		value = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc,
+										  &isnull);
+
+		if (!isnull && DatumGetInt64(value) >= 0 &&
+			shardid_unpack_shard(DatumGetInt64(value)) == shard)
+		{
+			found = DatumGetInt64(value);
+			break;
+		}
+	}
+	index_endscan(scan);
+	return found;
+}
+
+/*
+ * The newest id stored for shard in this database's tables (-1: none), and
+ * how many tables were read and how many had no usable index.
+ */
+void
+shardid_stored_newest(int32 shard, ShardidStored *out)
+{
+	ListCell   *lc;
+
+	out->newest_id = -1;
+	out->tables = 0;
+	out->unindexed = 0;
+	if (!map_valid)
+		build_map();
+	foreach(lc, map_columns[shard])
+	{
+		StoredColumn *col = lfirst(lc);
+		Relation	rel;
+		List	   *indexes;
+		ListCell   *ic;
+		bool		usable = false;
+
+		/* a table locked for DDL is read after that ends (invalidation) */
+		if (!ConditionalLockRelationOid(col->relid, AccessShareLock))
+		{
+			out->unindexed++;
+			continue;
+		}
+		rel = try_relation_open(col->relid, NoLock);
+		if (rel == NULL)
+		{
+			UnlockRelationOid(col->relid, AccessShareLock);
+			continue;
+		}
+		if (rel->rd_rel->relkind != RELKIND_RELATION ||
+			RELATION_IS_OTHER_TEMP(rel) ||
+			TupleDescAttr(RelationGetDescr(rel), col->attnum - 1)->atttypid != INT8OID)
+		{
+			relation_close(rel, AccessShareLock);
+			continue;
+		}
+		out->tables++;
+		indexes = RelationGetIndexList(rel);
+		foreach(ic, indexes)
+		{
+			Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
+
+			if (usable_index(index, col->attnum))
+			{
+				int64		id = newest_in_index(rel, index, shard);
+
+				usable = true;
+				if (id > out->newest_id)
+					out->newest_id = id;
+			}
+			index_close(index, AccessShareLock);
+			if (usable)
+				break;
+		}
+		list_free(indexes);
+		if (!usable)
+			out->unindexed++;
+		relation_close(rel, AccessShareLock);
+	}
+}
