@@ -256,6 +256,18 @@ WHERE c.relkind IN ('r', 'p');
 COMMENT ON VIEW id_defaults IS
 'every column whose DEFAULT (its own, or its domain''s) calls shardid.next_id(), read from the expression tree: shard and sequence when the DEFAULT is a plain call, column type';
 
+-- The owner of an extension may drop it with CASCADE, and with it every
+-- object that uses its functions, whoever owns them (column DEFAULTs, tables
+-- partitioned by id_shard()).  A trusted 1.0 or 1.1 install made an ordinary
+-- role the owner: the extension goes to the superuser running this script.
+-- The function exists only while the script runs.
+CREATE FUNCTION take_extension()
+RETURNS void
+AS 'MODULE_PATHNAME', 'shardid_take_extension'
+LANGUAGE C VOLATILE STRICT;
+SELECT shardid.take_extension();
+DROP FUNCTION take_extension();
+
 -- ---------------------------------------------------------------------
 -- 1b. The registry: who may write it, and what
 -- ---------------------------------------------------------------------
@@ -426,8 +438,7 @@ SET search_path = pg_catalog, pg_temp;
 -- As in 1.1, plus: rows of every partition of a shard table (attached
 -- partitions have no DEFAULT of their own) are counted, DEFAULTs that
 -- columns take from a domain count as the columns' own, a table locked by
--- another session is reported instead of waited for, and an extension
--- owned by a role that is no superuser is reported.
+-- another session is reported instead of waited for.
 CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -540,19 +551,6 @@ BEGIN
         detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
                          r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
         fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
-        RETURN NEXT;
-    END LOOP;
-
-    -- DROP EXTENSION shardid CASCADE is its owner's to run
-    FOR r IN SELECT pg_get_userbyid(e.extowner) AS owner FROM pg_extension e
-             WHERE e.extname = 'shardid'
-               AND NOT (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = e.extowner) LOOP
-        problem := 'extension owned by a role that is not a superuser';
-        object := 'extension shardid';
-        detail := format('Role %I installed shardid when it was a trusted extension and owns it: it can drop it with CASCADE, and with it every object that depends on shardid''s functions, whoever owns them (column DEFAULTs, tables partitioned by shardid.id_shard()).',
-                         r.owner);
-        fix := format('Only superusers install shardid from 1.2 on. To take the extension from %I, a superuser can run REASSIGN OWNED BY %I TO <superuser> (it moves all of that role''s objects in this database), or reinstall shardid in a maintenance window.',
-                      r.owner, r.owner);
         RETURN NEXT;
     END LOOP;
 

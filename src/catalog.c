@@ -23,6 +23,10 @@
  * never waits for a lock: deparsing locks the table, and another session
  * may hold it (its temporary table, a long ALTER TABLE).
  *
+ * take_extension() gives extension shardid to the superuser who updates it:
+ * the owner of an install of the trusted 1.0 or 1.1 could drop it with
+ * CASCADE, and with it every object of other roles that uses its functions.
+ *
  * Also max_shard(), the shard limit for SQL code.
  *
  * src/catalog.c
@@ -36,7 +40,9 @@
 #include "access/tableam.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -52,6 +58,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "shardid_core.h"
 
 /* the plain next_id() call an expression is, or NULL */
@@ -183,6 +190,27 @@ shardid_default_text(PG_FUNCTION_ARGS)
 	if (expr_fcinfo->isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);
+}
+
+/*
+ * take_extension() RETURNS void
+ *
+ * Make the current user, a superuser, the owner of extension shardid.  Only
+ * shardid's own install or update script may call it (they create, call and
+ * drop it), so that it is no tool for anything else.
+ */
+PG_FUNCTION_INFO_V1(shardid_take_extension);
+Datum
+shardid_take_extension(PG_FUNCTION_ARGS)
+{
+	Oid			extoid = get_extension_oid("shardid", false);
+
+	if (!creating_extension || CurrentExtensionObject != extoid || !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only the install and update scripts of shardid may take it over")));
+	shardid_alter_object_owner(ExtensionRelationId, extoid, GetUserId());
+	PG_RETURN_VOID();
 }
 
 /*

@@ -152,4 +152,20 @@ shardid_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 #endif
 }
 
+/* PG 16 made AlterObjectOwner_internal() take the catalog's OID */
+#include "access/table.h"
+#include "commands/alter.h"
+static inline void
+shardid_alter_object_owner(Oid classid, Oid objid, Oid new_owner)
+{
+#if PG_VERSION_NUM >= 160000
+	AlterObjectOwner_internal(classid, objid, new_owner);
+#else
+	Relation	catalog = table_open(classid, RowExclusiveLock);
+
+	AlterObjectOwner_internal(catalog, objid, new_owner);
+	table_close(catalog, RowExclusiveLock);
+#endif
+}
+
 #endif							/* SHARDID_COMPAT_H */
