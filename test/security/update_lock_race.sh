@@ -1,31 +1,35 @@
 #!/usr/bin/env bash
-# An update from 1.1 takes schema shardid over from the role that a trusted
-# install made its owner, but only in its own transaction: until the update
+# An update from 1.0 takes schema shardid over from the role that owned it
+# for a trusted install, but only in its own transaction: until the update
 # commits, every other session still sees that role as the owner, and
 # section 0's check of the schema's objects has already run.
 #
-# alice owns schema shardid (a trusted 1.1 install made her its owner).
+# alice owns schema shardid (she made it before her trusted 1.0 install).
 # Before the superuser's ALTER EXTENSION shardid UPDATE, she reads
 # shardid.id_defaults in an open transaction (ACCESS SHARE on the view, no
 # transaction id: section 0's wait for her writing transactions does not
 # see it).  The update passes section 0 and waits for her lock at CREATE OR
-# REPLACE VIEW id_defaults.  In that same transaction she now creates
-# OPERATOR shardid.= (regtype, regtype) and commits, which releases the
-# lock: the rest of the update (the registration of section 1b compares
-# d.id_type = 'bigint'::regtype) calls her operator as the superuser, and
-# her operator stays in the schema after the update.  Exit 0: none of her
-# code ran and no object of hers is left in schema shardid.
+# REPLACE VIEW id_defaults (of the 1.0--1.1 part).  In that same
+# transaction she now creates OPERATOR shardid.= (regtype, regtype) and
+# commits, which releases the lock: the rest of the update (the
+# registrations compare regtypes) calls her operator as the superuser.
+# The 1.0--1.1 part's own check then finds the operator and the update
+# fails, but only after her code ran as the superuser (a rollback undoes
+# ALTER ROLE, not COPY ... TO PROGRAM or a dblink connection); her
+# operator stays.  (With schema shardid hers under 1.1, the update to 1.2
+# even succeeds: nothing after section 0 looks again.)  Exit 0: none of
+# her code ran and no object of hers is left in schema shardid.
 . "$(dirname "$0")/../lib_script.sh"
 . "$(dirname "$0")/lib.bash"
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 q -c "DROP EXTENSION shardid" -c "DROP SCHEMA IF EXISTS shardid" >/dev/null
 attacker_setup alice
-# what a trusted 1.1 install by alice left, with a shard table so that the
-# update's comparisons have rows
+# what a trusted 1.0 install by alice in a schema of hers left, with a
+# shard table so that the update's comparisons have rows
 q >/dev/null <<'SQL'
-CREATE EXTENSION shardid VERSION '1.1';
-ALTER SCHEMA shardid OWNER TO alice;
+CREATE SCHEMA shardid AUTHORIZATION alice;
+CREATE EXTENSION shardid VERSION '1.0';
 CREATE SCHEMA s1;
 CREATE TABLE s1.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(1, 1));
 SET ROLE alice;
@@ -60,7 +64,7 @@ wait $alice
 wait $update
 echo "alice: $(tr '\n' ' ' <"$SHARDID_TMP/alice.out")"
 echo "update: $(tr '\n' ' ' <"$SHARDID_TMP/update.out")"
-attacker_check alice "update from 1.1 while alice holds a lock"
+attacker_check alice "update from 1.0 while alice holds a lock"
 left=$(q -c "SELECT count(*) FROM pg_operator WHERE oprnamespace = 'shardid'::regnamespace
              AND oprowner = 'alice'::regrole")
 expect "$left" = 0 "operators of alice in schema shardid after the update"
