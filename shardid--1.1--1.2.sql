@@ -21,123 +21,94 @@
 -- for a trusted install of 1.0 or 1.1, or in advance, on purpose.  Whatever
 -- such a role left there (a function, an operator that the comparisons of
 -- this script would resolve to, a grant) would run, or stay usable, with the
--- superuser's rights.  So before any other statement, this block, which
--- names nothing outside pg_catalog:
+-- superuser's rights.
 --
---  * on a fresh install (the extension has no members yet) refuses a schema
---    that belongs to a role that is no superuser, that holds anything, or
---    in which a role that is no superuser may create objects;
---  * on an update, takes the schema over for the role running the update,
---    takes every privilege but USAGE from everyone else (revoking the
---    owner's grants with CASCADE, so that grants other roles made go too),
---    waits until no role that could create in the schema before has a
---    writing transaction open (an object in the making would not be seen),
---    and refuses to go on while the schema holds anything that is not a
---    member of shardid owned by a superuser.
+-- Taking the schema over here would not do: until this transaction commits,
+-- every other session still sees the former owner as the owner, and it could
+-- create objects in it while this script runs (waiting for one of its locks,
+-- say).  So the schema must be safe in the committed state before this
+-- script starts, and this block, which names nothing outside pg_catalog,
+-- refuses otherwise and says what to run first:
+--
+--  * the schema belongs to a superuser, and no other role holds any
+--    privilege on it but USAGE;
+--  * no transaction of a role that is no superuser that has written
+--    something and began before this one (when such a role may still have
+--    owned the schema or created in it) is still open: it waits up to a
+--    minute for them.  Nor a prepared transaction of such a role: it
+--    refuses;
+--  * the schema holds nothing that is not a member of shardid (or part of
+--    one) owned by a superuser.
+--
+-- The last check runs again at the end of this script (section 9).
 DO $section0$
 DECLARE
     ext oid;
     ns oid;
     ns_name name;
     ns_owner oid;
-    fresh boolean;
-    creators oid[];
-    g record;
-    found_objects text;
+    made_now boolean;
+    found text;
     n integer := 0;
 BEGIN
     SELECT e.oid, e.extnamespace INTO ext, ns
     FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid';
-    SELECT s.nspname, s.nspowner INTO ns_name, ns_owner
+    SELECT s.nspname, s.nspowner, s.xmin OPERATOR(pg_catalog.=) pg_catalog.xid(pg_catalog.pg_current_xact_id())
+    INTO ns_name, ns_owner, made_now
     FROM pg_catalog.pg_namespace s WHERE s.oid OPERATOR(pg_catalog.=) ns;
-    fresh := NOT EXISTS (SELECT FROM pg_catalog.pg_depend d
-                         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
-                           AND d.refobjid OPERATOR(pg_catalog.=) ext
-                           AND d.deptype OPERATOR(pg_catalog.=) 'e');
 
-    -- the roles that may create in the schema now, superusers aside
-    SELECT pg_catalog.array_agg(r.oid) INTO creators
-    FROM pg_catalog.pg_roles r
-    WHERE NOT r.rolsuper
-      AND (r.oid OPERATOR(pg_catalog.=) ns_owner
-           OR pg_catalog.has_schema_privilege(r.oid, ns, 'CREATE'));
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) ns_owner) THEN
+        RAISE EXCEPTION 'schema "%" belongs to role "%", which is not a superuser', ns_name,
+                        pg_catalog.pg_get_userbyid(ns_owner)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'shardid''s functions are called by superusers; a schema of another role could hold objects that would run in their place, and it could create them while this command runs.',
+                  HINT = pg_catalog.format('First, as a superuser, run and commit: ALTER SCHEMA %I OWNER TO %I; REVOKE ALL ON SCHEMA %I FROM PUBLIC CASCADE; GRANT USAGE ON SCHEMA %I TO PUBLIC; then run this command again (a new install may also drop the schema instead).',
+                                           ns_name, CURRENT_USER, ns_name, ns_name);
+    END IF;
 
-    IF fresh THEN
-        IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) ns_owner) THEN
-            RAISE EXCEPTION 'schema "%" belongs to role "%", which is not a superuser', ns_name,
-                            pg_catalog.pg_get_userbyid(ns_owner)
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = 'shardid''s functions are called by superusers; a schema of another role could hold objects that would run in their place.',
-                      HINT = pg_catalog.format('Drop the schema (DROP SCHEMA %I), or, if it must stay, have a superuser take it over (ALTER SCHEMA %I OWNER TO %I) and empty it, and run CREATE EXTENSION shardid again.',
-                                               ns_name, ns_name, CURRENT_USER);
+    SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                          ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END, ', ')
+    INTO found
+    FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
+    WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.privilege_type OPERATOR(pg_catalog.<>) 'USAGE'
+      AND (a.grantee OPERATOR(pg_catalog.=) 0
+           OR NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) a.grantee));
+    IF found IS NOT NULL THEN
+        RAISE EXCEPTION 'roles other than superusers may create objects in schema "%"', ns_name
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('CREATE on it is granted to %s.', found),
+                  HINT = pg_catalog.format('First run and commit: REVOKE ALL ON SCHEMA %I FROM %s CASCADE; GRANT USAGE ON SCHEMA %I TO PUBLIC; then run this command again.',
+                                           ns_name, found, ns_name);
+    END IF;
+
+    -- A schema made before this transaction may have had another owner or
+    -- other grants until lately: an object that an open transaction of such
+    -- a role made in it is not visible yet.  (Superusers are trusted.)
+    IF NOT made_now THEN
+        SELECT pg_catalog.string_agg(p.gid OPERATOR(pg_catalog.||) ' (' OPERATOR(pg_catalog.||) p.owner OPERATOR(pg_catalog.||) ')', ', ')
+        INTO found
+        FROM pg_catalog.pg_prepared_xacts p JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) p.owner
+        WHERE p.database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND NOT r.rolsuper;
+        IF found IS NOT NULL THEN
+            RAISE EXCEPTION 'prepared transactions of roles other than superusers are pending in this database'
+                USING ERRCODE = 'object_in_use',
+                      DETAIL = pg_catalog.format('Pending: %s. Objects they made in schema %I would not be seen.', found, ns_name),
+                      HINT = 'Commit or roll them back (COMMIT PREPARED, ROLLBACK PREPARED), and run this command again.';
         END IF;
-        SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                                                   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END, ', ')
-        INTO found_objects
-        FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
-        WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
-          AND (a.grantee OPERATOR(pg_catalog.=) 0
-               OR NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) a.grantee));
-        IF found_objects IS NOT NULL THEN
-            RAISE EXCEPTION 'roles other than superusers may create objects in schema "%"', ns_name
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = pg_catalog.format('CREATE on it is granted to %s.', found_objects),
-                      HINT = pg_catalog.format('Run REVOKE CREATE ON SCHEMA %I FROM %s CASCADE; and CREATE EXTENSION shardid again.',
-                                               ns_name, found_objects);
-        END IF;
-    ELSE
-        IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) ns_owner) THEN
-            EXECUTE pg_catalog.format('ALTER SCHEMA %I OWNER TO %I', ns_name, CURRENT_USER);
-            ns_owner := (SELECT s.nspowner FROM pg_catalog.pg_namespace s WHERE s.oid OPERATOR(pg_catalog.=) ns);
-        END IF;
-        -- every grant comes from the owner, directly or through the roles it
-        -- granted to with GRANT OPTION: revoking the owner's grants with
-        -- CASCADE takes the others' too
-        FOR g IN
-            SELECT DISTINCT a.grantee
-            FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
-            WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.grantor OPERATOR(pg_catalog.=) s.nspowner
-              AND a.grantee OPERATOR(pg_catalog.<>) s.nspowner
-        LOOP
-            EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA %I FROM %s CASCADE', ns_name,
-                                      CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                                           ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+        WHILE EXISTS (SELECT FROM pg_catalog.pg_stat_activity a JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.usesysid
+                      WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                        AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                        AND a.xact_start OPERATOR(pg_catalog.<) pg_catalog.transaction_timestamp()
+                        AND a.backend_xid IS NOT NULL AND NOT r.rolsuper) LOOP
+            n := n OPERATOR(pg_catalog.+) 1;
+            IF n OPERATOR(pg_catalog.>) 600 THEN
+                RAISE EXCEPTION 'transactions of roles other than superusers that began before this one are still open'
+                    USING ERRCODE = 'lock_not_available',
+                          DETAIL = pg_catalog.format('Objects such a transaction made in schema %I while it could would not be seen.', ns_name),
+                          HINT = 'Run the command again when those sessions are idle (see pg_stat_activity, column xact_start).';
+            END IF;
+            PERFORM pg_catalog.pg_sleep(0.1);
         END LOOP;
-        EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO PUBLIC', ns_name);
-        SELECT pg_catalog.string_agg(pg_catalog.format('%s to %s by %s', a.privilege_type,
-                                                       CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                                                            ELSE pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text END,
-                                                       pg_catalog.pg_get_userbyid(a.grantor)), ', ')
-        INTO found_objects
-        FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
-        WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.grantee OPERATOR(pg_catalog.<>) s.nspowner
-          AND NOT (a.grantee OPERATOR(pg_catalog.=) 0 AND a.privilege_type OPERATOR(pg_catalog.=) 'USAGE');
-        IF found_objects IS NOT NULL THEN
-            RAISE EXCEPTION 'could not take the privileges on schema "%" back', ns_name
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = pg_catalog.format('Still granted: %s.', found_objects),
-                      HINT = pg_catalog.format('Revoke them as their grantors (SET ROLE grantor; REVOKE ALL ON SCHEMA %I FROM grantee CASCADE;), and run the update again.', ns_name);
-        END IF;
-
-        -- an object another role is making in a transaction still open
-        -- would not be seen below: wait for those transactions
-        IF creators IS NOT NULL THEN
-            WHILE EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
-                          WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-                            AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
-                            AND a.backend_xid IS NOT NULL
-                            AND (SELECT pg_catalog.bool_or(pg_catalog.pg_has_role(a.usesysid, c, 'MEMBER'))
-                                 FROM pg_catalog.unnest(creators) c)) LOOP
-                n := n OPERATOR(pg_catalog.+) 1;
-                IF n OPERATOR(pg_catalog.>) 600 THEN
-                    RAISE EXCEPTION 'could not take schema "%" over: a role that could create objects in it has a transaction open', ns_name
-                        USING ERRCODE = 'lock_not_available',
-                              DETAIL = 'Objects that transaction makes in the schema would not be checked.',
-                              HINT = 'Run the command again when those sessions are idle (see pg_stat_activity).';
-                END IF;
-                PERFORM pg_catalog.pg_sleep(0.1);
-            END LOOP;
-        END IF;
     END IF;
 
     -- anything in the schema that is not a member of shardid (or part of
@@ -170,19 +141,17 @@ BEGIN
     SELECT pg_catalog.string_agg(pg_catalog.format('%s %s (owner %s)', i.type, i.identity,
                                                    COALESCE(pg_catalog.pg_get_userbyid(p.owner)::pg_catalog.text, '-')),
                                  ', ' ORDER BY i.type, i.identity)
-    INTO found_objects
+    INTO found
     FROM present p, pg_catalog.pg_identify_object(p.classid, p.objid, 0) i
     WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid OPERATOR(pg_catalog.=) p.classid
                                             AND o.objid OPERATOR(pg_catalog.=) p.objid)
        OR p.owner IS NOT NULL AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
                                        WHERE r.oid OPERATOR(pg_catalog.=) p.owner);
-    IF found_objects IS NOT NULL THEN
+    IF found IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" holds objects that are not part of extension shardid', ns_name
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions and operators.', found_objects),
-                  HINT = CASE WHEN fresh
-                              THEN pg_catalog.format('Drop them, or drop the schema (DROP SCHEMA %I CASCADE) if nothing else is in it, and run CREATE EXTENSION shardid again.', ns_name)
-                              ELSE 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them, and run the update again.' END;
+                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions and operators.', found),
+                  HINT = 'A superuser should find out who created them, remove them from the extension if they were added to it (ALTER EXTENSION shardid DROP ...), drop them, and run the command again.';
     END IF;
 END
 $section0$;
@@ -341,28 +310,19 @@ CREATE TRIGGER registry_guard
     BEFORE INSERT OR UPDATE OR DELETE ON shard_registry
     FOR EACH ROW EXECUTE FUNCTION registry_guard();
 
--- Everyone reaches the trigger, which decides; no grant from the time of
--- the install stays with the database's owner of that time.  Grants a
--- superuser made stay; grants that owner made are made again by the
--- registry's owner, so that revoking its grant option loses none.
+ALTER TABLE shard_registry ENABLE ALWAYS TRIGGER registry_guard;
+
+-- The database's owner, whoever it is now (pg_database_owner), may write
+-- the registry; a superuser grants others by name.  The grant 1.1 gave the
+-- owner of the time goes, with what that role granted on (grant those roles
+-- again as a superuser).  PUBLIC gets nothing but SELECT: DELETE would also
+-- let anyone LOCK the table and stall routing.
 DO $$
 DECLARE
     g record;
-    regrant text[] := '{}';
     reg_owner oid := (SELECT c.relowner FROM pg_catalog.pg_class c
                       WHERE c.oid OPERATOR(pg_catalog.=) 'shardid.shard_registry'::pg_catalog.regclass::pg_catalog.oid);
 BEGIN
-    FOR g IN
-        SELECT a.grantee, a.privilege_type
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'shardid.shard_registry'::pg_catalog.regclass::pg_catalog.oid
-          AND a.grantor OPERATOR(pg_catalog.<>) reg_owner AND a.grantee OPERATOR(pg_catalog.<>) 0
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY ('{INSERT,DELETE}'::pg_catalog.text[])
-    LOOP
-        regrant := regrant OPERATOR(pg_catalog.||)
-            pg_catalog.format('GRANT %s ON shardid.shard_registry TO %I', g.privilege_type,
-                              pg_catalog.pg_get_userbyid(g.grantee));
-    END LOOP;
     FOR g IN
         SELECT DISTINCT a.grantee
         FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
@@ -373,12 +333,9 @@ BEGIN
         EXECUTE pg_catalog.format('REVOKE ALL ON shardid.shard_registry FROM %I CASCADE',
                                   pg_catalog.pg_get_userbyid(g.grantee));
     END LOOP;
-    FOR i IN 1 .. pg_catalog.cardinality(regrant) LOOP
-        EXECUTE regrant[i];
-    END LOOP;
 END
 $$;
-GRANT INSERT, DELETE ON shard_registry TO PUBLIC;
+GRANT INSERT, DELETE ON shard_registry TO pg_database_owner;
 
 -- Shards the 1.1 update could not register because a table of some other
 -- role claimed them too: claims count only from tables that superusers or
@@ -731,3 +688,45 @@ COMMENT ON FUNCTION shardid.stored_newest(integer) IS
 -- =====================================================================
 
 -- (section 5: to come)
+
+-- =====================================================================
+-- 9. Last: the privileges and objects of schema shardid as meant
+-- =====================================================================
+
+-- Default privileges (ALTER DEFAULT PRIVILEGES) of the role running this
+-- script applied to every object it made.  Whatever they granted beyond
+-- what this script means goes: every privilege of roles other than the
+-- owner (but the registry's writers, pg_database_owner), and on tables
+-- and views everything but SELECT for PUBLIC.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+               pg_catalog.format('%I.%I', n.nspname, c.relname) AS object, a.grantee
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+        WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid'
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner AND a.grantee OPERATOR(pg_catalog.<>) 0
+          AND NOT (c.relname OPERATOR(pg_catalog.=) 'shard_registry'
+                   AND a.grantee OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid)
+        UNION
+        SELECT DISTINCT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END,
+               p.oid::pg_catalog.regprocedure::pg_catalog.text, a.grantee
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+        WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid'
+          AND a.grantee OPERATOR(pg_catalog.<>) p.proowner AND a.grantee OPERATOR(pg_catalog.<>) 0
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %I CASCADE', g.kind, g.object,
+                                  pg_catalog.pg_get_userbyid(g.grantee));
+    END LOOP;
+END
+$$;
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON ALL TABLES IN SCHEMA shardid FROM PUBLIC;
+
+-- What section 0 checked, once more: nothing in the schema but shardid's own.
+SELECT shardid.check_no_foreign_objects();

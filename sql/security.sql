@@ -66,23 +66,29 @@ GRANT CREATE ON SCHEMA shardid TO regress_carol;
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 ALTER EXTENSION shardid UPDATE;
--- the superuser's update first takes the schema over and refuses to run
--- over objects it did not make; none of them ran
+-- the superuser's update refuses a schema another role owns or may create
+-- in, before anything else runs: taking it over in the update's own
+-- transaction would leave alice the owner for every other session until
+-- the update commits.  It says what to run first.
 \c - :ROLE_NAME
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 ALTER EXTENSION shardid UPDATE;
+ALTER SCHEMA shardid OWNER TO :"ROLE_NAME";
+ALTER EXTENSION shardid UPDATE;
+REVOKE ALL ON SCHEMA shardid FROM regress_bob, regress_carol CASCADE;
+-- then it refuses to run over objects it did not make; none of them ran
+ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 SELECT is_called AS alice_code_ran FROM alice.ran;
--- a superuser removes them; then the update goes through, whatever grants
--- bob made to carol
+-- a superuser removes them; then the update goes through
 ALTER EXTENSION shardid DROP FUNCTION shardid.id_shard(integer);
 DROP FUNCTION shardid.min_id(text), shardid.id_shard(integer);
 DROP OPERATOR shardid.= (regtype, regtype);
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 SELECT is_called AS alice_code_ran FROM alice.ran;
--- the schema now belongs to the superuser who updated, only USAGE for others
+-- the schema belongs to a superuser, only USAGE for others
 SELECT pg_get_userbyid(nspowner) = current_user AS updater_owns_schema,
        (SELECT array_agg(format('%s:%s', CASE a.grantee WHEN 0 THEN 'PUBLIC' WHEN nspowner THEN 'owner'
                                          ELSE pg_get_userbyid(a.grantee)::text END, a.privilege_type)

@@ -66,6 +66,15 @@ expect "$planted" = $((20 * 15 * 15)) "operators planted in public"
 q -c "CREATE EXTENSION shardid VERSION '1.0'" -c "ALTER SCHEMA shardid OWNER TO mallory" \
 	-c "CREATE SCHEMA s1" -c "CREATE TABLE s1.t (id bigint DEFAULT shardid.next_id(1, 1))" >/dev/null
 plant shardid operators
+# refused while the schema is hers; then a superuser takes it, as told
+out=$(q -c "SET search_path = public, pg_catalog" -c "ALTER EXTENSION shardid UPDATE" 2>&1)
+case "$out" in
+*'schema "shardid" belongs to role "mallory", which is not a superuser'*) ;;
+*) fail "update in mallory's schema: $out" ;;
+esac
+attacker_check mallory "update from 1.0 in her schema"
+q -c "ALTER SCHEMA shardid OWNER TO postgres" -c "REVOKE ALL ON SCHEMA shardid FROM PUBLIC CASCADE" \
+	-c "GRANT USAGE ON SCHEMA shardid TO PUBLIC" >/dev/null
 out=$(q -c "SET search_path = public, pg_catalog" -c "ALTER EXTENSION shardid UPDATE" 2>&1)
 case "$out" in
 *'schema "shardid" holds objects that are not part of extension shardid'*) ;;
@@ -81,7 +90,7 @@ esac
 attacker_check mallory "update from 1.0 over planted objects"
 
 # 2. a fresh install into her schema
-q -c "DROP SCHEMA s1 CASCADE" -c "DROP EXTENSION shardid" >/dev/null
+q -c "DROP SCHEMA s1 CASCADE" -c "DROP EXTENSION shardid" -c "ALTER SCHEMA shardid OWNER TO mallory" >/dev/null
 out=$(q -c "CREATE EXTENSION shardid" 2>&1)
 case "$out" in
 *'schema "shardid" belongs to role "mallory", which is not a superuser'*) ;;

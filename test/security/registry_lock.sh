@@ -27,7 +27,7 @@ mkfifo "$fifo"
 carol=$!
 exec 7>"$fifo"
 echo "BEGIN; LOCK TABLE shardid.shard_registry IN ACCESS EXCLUSIVE MODE; SELECT 'tried';" >&7
-wait_until "carol's LOCK TABLE answered" grep -q tried "$SHARDID_TMP/carol.out"
+wait_until "carol's LOCK TABLE answered" grep -Eq "tried|permission denied" "$SHARDID_TMP/carol.out"
 echo "carol: $(tr '\n' ' ' <"$SHARDID_TMP/carol.out")"
 grep -q "permission denied" "$SHARDID_TMP/carol.out" ||
 	fail "carol, who may only connect, locked shardid.shard_registry in ACCESS EXCLUSIVE mode"
