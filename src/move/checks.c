@@ -109,6 +109,233 @@ check_servers(void)
 	}
 }
 
+/*
+ * Code of other roles that the move would run as a superuser, one problem
+ * per row.  No query of the move reads a shard table as the superuser
+ * (owner_values()), and pg_restore creates indexes as their table's owner
+ * (PostgreSQL does that itself).  What is left:
+ *
+ *	 kind 0, always: FORCE ROW LEVEL SECURITY, under which the owner's count
+ *	   is filtered (row_security = off makes it fail instead);
+ *	 kind 1, offline, or online into PostgreSQL 15 (whose subscription
+ *	   applies as its owner, a superuser; 16+ apply as the table's owner):
+ *	   CHECK constraints, domain CHECKs and generated columns, which COPY
+ *	   and the apply evaluate for every row;
+ *	 kind 2, same: index expressions and predicates of a table with a
+ *	   foreign key, which pg_restore's check of the key plans;
+ *	 kind 3, online into 15: index expressions and predicates (the apply
+ *	   evaluates them), and triggers that fire on a subscriber (ENABLE
+ *	   ALWAYS or REPLICA).
+ *
+ * "Code of another role": a function whose owner is no superuser, called
+ * directly or through an operator (pg_depend records both; built-in objects
+ * are pinned and never listed).  Restoring as the objects' owners (pg_restore
+ * --use-set-session-authorization) would not help: the code could run SET
+ * SESSION AUTHORIZATION DEFAULT and be the superuser again.
+ */
+#define SUPER "which this move would run as a superuser"
+#define OWNER_CODE_SQL \
+	"WITH RECURSIVE tbl AS (" \
+	" SELECT c.oid, c.relforcerowsecurity FROM pg_catalog.pg_class c" \
+	" WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p'))," \
+	"fn AS (" \
+	" SELECT p.oid, p.oid::pg_catalog.regprocedure::pg_catalog.text AS name," \
+	"        pg_catalog.pg_get_userbyid(p.proowner) AS owner" \
+	" FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.oid = p.proowner WHERE NOT r.rolsuper)," \
+	"dep AS (" \
+	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
+	" JOIN fn ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid = fn.oid" \
+	" UNION ALL" \
+	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
+	" JOIN pg_catalog.pg_operator o ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass" \
+	"  AND d.refobjid = o.oid" \
+	" JOIN fn ON fn.oid = o.oprcode::pg_catalog.oid)," \
+	"coltype AS (" \
+	" SELECT a.attrelid, a.attname, a.atttypid AS typ FROM tbl" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = tbl.oid AND a.attnum > 0 AND NOT a.attisdropped" \
+	" UNION" \
+	" SELECT ct.attrelid, ct.attname, CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.typelem END" \
+	" FROM coltype ct JOIN pg_catalog.pg_type t ON t.oid = ct.typ" \
+	" WHERE t.typtype = 'd' OR t.typelem <> 0)," \
+	"problem AS (" \
+	" SELECT 0 AS kind, pg_catalog.format('table %s has FORCE ROW LEVEL SECURITY: the move counts its rows " \
+	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
+	" FROM tbl WHERE tbl.relforcerowsecurity" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: CHECK constraint %I calls function %s of role %s, " SUPER "'," \
+	"  tbl.oid::pg_catalog.regclass, con.conname, dep.name, dep.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_constraint con ON con.conrelid = tbl.oid AND con.contype = 'c'" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: column %I is of domain %s, whose CHECK constraint %I calls " \
+	"function %s of role %s, " SUPER "', ct.attrelid::pg_catalog.regclass, ct.attname, con.contypid::pg_catalog.regtype," \
+	"  con.conname, dep.name, dep.owner) FROM coltype ct" \
+	" JOIN pg_catalog.pg_constraint con ON con.contypid = ct.typ" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: generated column %I calls function %s of role %s, " SUPER "'," \
+	"  tbl.oid::pg_catalog.regclass, a.attname, dep.name, dep.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = tbl.oid" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND a.attgenerated <> ''" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = ad.oid" \
+	" UNION ALL" \
+	" SELECT CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
+	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid)) THEN 2 ELSE 3 END," \
+	"  pg_catalog.format('table %s: index %s calls function %s of role %s%s, " SUPER "', tbl.oid::pg_catalog.regclass," \
+	"  i.indexrelid::pg_catalog.regclass, dep.name, dep.owner, CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f" \
+	"  WHERE f.contype = 'f' AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	"  THEN ' (the table has a foreign key, whose check plans it)' ELSE '' END) FROM tbl" \
+	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.objid = i.indexrelid" \
+	" UNION ALL" \
+	" SELECT 3, pg_catalog.format('table %s: trigger %I fires on a subscriber (ENABLE %s) and calls function %s of " \
+	"role %s, " SUPER "', tbl.oid::pg_catalog.regclass, tg.tgname, CASE tg.tgenabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END," \
+	"  fn.name, fn.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_trigger tg ON tg.tgrelid = tbl.oid AND NOT tg.tgisinternal AND tg.tgenabled IN ('A', 'R')" \
+	" JOIN fn ON fn.oid = tg.tgfoid)" \
+	"SELECT DISTINCT text FROM problem WHERE kind = 0 OR (kind IN (1, 2) AND ($2 OR $3)) OR (kind = 3 AND $3) " \
+	"ORDER BY 1"
+
+/* event triggers that would run code of another role on the move's DDL */
+#define EVENT_TRIGGER_SQL \
+	"SELECT pg_catalog.format('event trigger %I calls function %s of role %s', e.evtname," \
+	" e.evtfoid::pg_catalog.regprocedure, pg_catalog.pg_get_userbyid(p.proowner))" \
+	" FROM pg_catalog.pg_event_trigger e JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid" \
+	" JOIN pg_catalog.pg_roles r ON r.oid = p.proowner" \
+	" WHERE NOT r.rolsuper AND e.evtenabled <> 'D' ORDER BY 1"
+
+/* is there code of another role the move would run as a superuser? */
+static int
+check_owner_code(void)
+{
+	bool		old_apply = M.online && PQserverVersion(M.to.conn) < 160000;
+	PGresult   *res;
+	int			problems = 0,
+				i,
+				k;
+	Server	   *s[] = {&M.from, &M.to};
+
+	res = query(&M.from, OWNER_CODE_SQL, 3, M.src_schema_oid, M.online ? "false" : "true",
+				old_apply ? "true" : "false");
+	if (res == NULL)
+		refuse("could not read the definitions of schema \"%s\": %s", M.schema, db_error());
+	for (i = 0; i < PQntuples(res); i++, problems++)
+		error_msg("%s", PQgetvalue(res, i, 0));
+	PQclear(res);
+	for (k = 0; k < 2; k++)
+	{
+		res = query(s[k], EVENT_TRIGGER_SQL, 0);
+		if (res == NULL)
+			refuse("could not read the event triggers of the %s server: %s", s[k]->option, db_error());
+		for (i = 0; i < PQntuples(res); i++, problems++)
+			error_msg("%s on the %s server, which the move's DDL would fire as a superuser",
+					  PQgetvalue(res, i, 0), s[k]->option);
+		PQclear(res);
+	}
+	if (problems > 0)
+	{
+		detail_msg("shardid-move runs no code of other roles with a superuser's rights.%s",
+				   old_apply ? " The --to server runs PostgreSQL 15, whose subscriptions apply changes as "
+				   "their owner, a superuser; from PostgreSQL 16 on they apply as the table's owner." : "");
+		hint_msg("Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move, or have a superuser own "
+				 "the functions they call.");
+	}
+	return problems;
+}
+
+/*
+ * What pg_restore and the subscription will need on the --to server, read
+ * on the --from server as (kind, name, what needs it) rows and looked up on
+ * the --to server: roles that own or were granted anything in the schema,
+ * tables outside the schema that its foreign keys reference, extensions
+ * whose types or functions it uses; and, for --online, its unlogged tables,
+ * which logical replication does not carry.  One message per problem.
+ */
+#define NEEDS_SQL \
+	"WITH obj AS (" \
+	" SELECT nspowner AS owner, nspacl AS acl, 'schema ' || pg_catalog.quote_ident(nspname) AS what" \
+	" FROM pg_catalog.pg_namespace WHERE oid = $1::oid" \
+	" UNION ALL SELECT relowner, relacl, pg_catalog.format('%s %s', CASE relkind WHEN 'S' THEN 'sequence' " \
+	"  WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END, oid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_class WHERE relnamespace = $1::oid AND relkind IN ('r', 'p', 'S', 'v', 'm', 'f')" \
+	" UNION ALL SELECT c.relowner, a.attacl, pg_catalog.format('column %I of %s', a.attname, c.oid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid" \
+	" WHERE c.relnamespace = $1::oid AND a.attacl IS NOT NULL" \
+	" UNION ALL SELECT proowner, proacl, 'function ' || oid::pg_catalog.regprocedure::pg_catalog.text" \
+	" FROM pg_catalog.pg_proc WHERE pronamespace = $1::oid" \
+	" UNION ALL SELECT typowner, typacl, 'type ' || oid::pg_catalog.regtype::pg_catalog.text" \
+	" FROM pg_catalog.pg_type WHERE typnamespace = $1::oid AND typtype IN ('d', 'e', 'r', 'm'))" \
+	"SELECT 'role', pg_catalog.pg_get_userbyid(owner), pg_catalog.min(what) || ' is owned by it' FROM obj " \
+	" GROUP BY owner" \
+	" UNION ALL SELECT 'role', pg_catalog.pg_get_userbyid(x.grantee), pg_catalog.min(obj.what) || ' grants it privileges'" \
+	" FROM obj, pg_catalog.aclexplode(obj.acl) x WHERE x.grantee <> 0 GROUP BY x.grantee" \
+	" UNION ALL SELECT 'table', pg_catalog.format('%I.%I', n.nspname, r.relname)," \
+	"  pg_catalog.format('foreign key %I of %s references it', con.conname, con.conrelid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_constraint con JOIN pg_catalog.pg_class c ON c.oid = con.conrelid" \
+	" JOIN pg_catalog.pg_class r ON r.oid = con.confrelid JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace" \
+	" WHERE con.contype = 'f' AND c.relnamespace = $1::oid AND r.relnamespace <> $1::oid" \
+	" UNION ALL SELECT DISTINCT 'extension', e.extname::pg_catalog.text, 'schema ' || pg_catalog.quote_ident(s.nspname) || ' uses it'" \
+	" FROM pg_catalog.pg_depend d" \
+	" JOIN pg_catalog.pg_depend m ON m.classid = d.refclassid AND m.objid = d.refobjid AND m.deptype = 'e'" \
+	" JOIN pg_catalog.pg_extension e ON e.oid = m.refobjid" \
+	" JOIN pg_catalog.pg_namespace s ON s.oid = $1::oid" \
+	" WHERE d.refclassid IN ('pg_catalog.pg_type'::pg_catalog.regclass, 'pg_catalog.pg_proc'::pg_catalog.regclass," \
+	"  'pg_catalog.pg_operator'::pg_catalog.regclass) AND e.extname <> 'shardid' AND (" \
+	"  (d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid IN" \
+	"   (SELECT oid FROM pg_catalog.pg_class WHERE relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid IN (SELECT ad.oid FROM pg_catalog.pg_attrdef ad" \
+	"   JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid WHERE c.relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid IN (SELECT con.oid FROM" \
+	"   pg_catalog.pg_constraint con JOIN pg_catalog.pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid IN" \
+	"   (SELECT oid FROM pg_catalog.pg_proc WHERE pronamespace = $1::oid)))" \
+	" UNION ALL SELECT 'unlogged', c.oid::pg_catalog.regclass::pg_catalog.text, ''" \
+	" FROM pg_catalog.pg_class c WHERE $2 AND c.relnamespace = $1::oid AND c.relpersistence = 'u' AND c.relkind = 'r'" \
+	" ORDER BY 1, 2"
+
+static int
+preflight(void)
+{
+	PGresult   *res = query(&M.from, NEEDS_SQL, 2, M.src_schema_oid, M.online ? "true" : "false");
+	int			i,
+				problems = 0;
+
+	if (res == NULL)
+		refuse("could not read what schema \"%s\" needs: %s", M.schema, db_error());
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		const char *kind = PQgetvalue(res, i, 0);
+		const char *name = PQgetvalue(res, i, 1);
+		const char *why = PQgetvalue(res, i, 2);
+		char	   *found = NULL;
+		bool		ok;
+
+		if (is(kind, "unlogged"))
+		{
+			error_msg("table %s is unlogged: --online cannot carry it (logical replication publishes no "
+					  "unlogged table); move the shard offline, or ALTER TABLE %s SET LOGGED first", name, name);
+			problems++;
+			continue;
+		}
+		if (is(kind, "role"))
+			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1::name", 1, name);
+		else if (is(kind, "table"))
+			ok = get_value(&M.to, &found, "SELECT pg_catalog.to_regclass($1)::pg_catalog.text", 1, name);
+		else
+			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = $1::name", 1, name);
+		if (!ok)
+			refuse("could not query the --to server: %s", db_error());
+		if (found == NULL)
+		{
+			error_msg("%s %s does not exist on the --to server: %s", kind, name, why);
+			problems++;
+		}
+		free(found);
+	}
+	PQclear(res);
+	return problems + check_owner_code();
+}
+
 /* a new move: everything is checked before anything changes */
 void
 check_new_move(void)
@@ -139,29 +366,8 @@ check_new_move(void)
 
 	inspect_source();
 
-	/* every role owning something in the schema exists on the target */
-	{
-		PGresult   *res = query(&M.from,
-								"SELECT pg_catalog.array_agg(DISTINCT r)::text FROM ("
-								" SELECT pg_catalog.pg_get_userbyid(nspowner) FROM pg_catalog.pg_namespace WHERE oid = $1::oid"
-								" UNION SELECT pg_catalog.pg_get_userbyid(relowner) FROM pg_catalog.pg_class WHERE relnamespace = $1::oid"
-								" UNION SELECT pg_catalog.pg_get_userbyid(proowner) FROM pg_catalog.pg_proc WHERE pronamespace = $1::oid"
-								" UNION SELECT pg_catalog.pg_get_userbyid(typowner) FROM pg_catalog.pg_type WHERE typnamespace = $1::oid"
-								") o(r)",
-								1, M.src_schema_oid);
-		char	   *missing = NULL;
-
-		if (res == NULL)
-			refuse("could not read the owners in schema \"%s\": %s", M.schema, db_error());
-		if (!get_value(&M.to, &missing,
-					   "SELECT pg_catalog.string_agg(r, ', ') FROM pg_catalog.unnest($1::text[]) r "
-					   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = r)",
-					   1, PQgetvalue(res, 0, 0)))
-			refuse("could not read the roles of the --to server: %s", db_error());
-		PQclear(res);
-		if (missing)
-			refuse("roles owning objects of schema \"%s\" do not exist on the --to server: %s", M.schema, missing);
-	}
+	if (preflight() > 0)
+		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
 
 	if (M.online)
 	{

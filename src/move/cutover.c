@@ -88,39 +88,56 @@ static void
 wait_clock(void)
 {
 	PGresult   *res;
-	char	   *sql = NULL,
-			   *newest = NULL;
-	int			i;
+	char	   *newest = NULL;
+	int			i,
+				n;
+	char	  **owners,
+			  **sqls,
+			  **vals;
 	double		deadline = now_seconds() + M.timeout;
 
-	res = query(&M.to, "SELECT table_name, column_name FROM shardid.id_defaults WHERE schema_name = $1::name",
+	/* the newest id of each id column, read by the table's owner */
+	res = query(&M.to,
+				"SELECT d.table_name, d.column_name, pg_catalog.pg_get_userbyid(c.relowner) "
+				"FROM shardid.id_defaults d "
+				"JOIN pg_catalog.pg_namespace s ON s.nspname = d.schema_name "
+				"JOIN pg_catalog.pg_class c ON c.relnamespace = s.oid AND c.relname = d.table_name "
+				"WHERE d.schema_name = $1::name",
 				1, M.schema);
 	if (res == NULL)
 		fail("could not read the id columns of schema \"%s\" on the --to server: %s", M.schema, db_error());
-	for (i = 0; i < PQntuples(res); i++)
+	n = PQntuples(res);
+	owners = xcalloc(n + 1, sizeof(char *));
+	sqls = xcalloc(n + 1, sizeof(char *));
+	vals = xcalloc(n + 1, sizeof(char *));
+	for (i = 0; i < n; i++)
 	{
 		char	   *qt = quote_ident(&M.to, PQgetvalue(res, i, 0));
 		char	   *qc = quote_ident(&M.to, PQgetvalue(res, i, 1));
-		char	   *part = xprintf("SELECT shardid.id_millis(pg_catalog.max(%s)) FROM %s.%s", qc, M.qschema, qt);
-		char	   *joined = sql ? xprintf("%s UNION ALL %s", sql, part) : xstrdup(part);
 
-		free(sql);
-		sql = joined;
-		free(part);
+		owners[i] = xstrdup(PQgetvalue(res, i, 2));
+		sqls[i] = xprintf("SELECT shardid.id_millis(pg_catalog.max(%s))::pg_catalog.text FROM %s.%s",
+						  qc, M.qschema, qt);
 		free(qt);
 		free(qc);
 	}
 	PQclear(res);
-	if (sql == NULL)
-		return;
+	if (!owner_values(&M.to, n, owners, sqls, vals))
+		fail("could not find the newest id of shard %d: %s", M.shard, db_error());
+	for (i = 0; i < n; i++)
 	{
-		char	   *full = xprintf("SELECT pg_catalog.max(m)::text FROM (%s) v(m)", sql);
-
-		if (!get_value(&M.to, &newest, full, 0))
-			fail("could not find the newest id of shard %d: %s", M.shard, db_error());
-		free(full);
-		free(sql);
+		if (vals[i] && (newest == NULL || atoll(vals[i]) > atoll(newest)))
+		{
+			free(newest);
+			newest = xstrdup(vals[i]);
+		}
+		free(owners[i]);
+		free(sqls[i]);
+		free(vals[i]);
 	}
+	free(owners);
+	free(sqls);
+	free(vals);
 	if (newest == NULL)
 		return;
 	for (;;)

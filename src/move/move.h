@@ -166,6 +166,7 @@ typedef struct Table
 	char	   *name;
 	char	   *qname;			/* "schema"."table", quoted */
 	char		kind;			/* 'r' or 'p' */
+	char	   *owner;			/* its owner's role name */
 	long long	estimate;		/* reltuples on the source */
 	long long	rows;			/* counted on the source */
 	long long	copied;			/* progress of its COPY */
@@ -285,6 +286,7 @@ extern void inspect_source(void);
 extern bool freeze_tables(Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
 extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
+extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
 extern bool count_rows(Server *s, long long *counts);
 extern bool sequence_positions(Server *s, char **pos);
 extern bool drop_subscription(void);

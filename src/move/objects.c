@@ -54,7 +54,8 @@ inspect_source(void)
 	PQclear(res);
 
 	res = query(&M.from,
-				"SELECT c.relname, c.relkind, GREATEST(c.reltuples, 0)::bigint "
+				"SELECT c.relname, c.relkind, GREATEST(c.reltuples, 0)::bigint, "
+				"pg_catalog.pg_get_userbyid(c.relowner) "
 				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') "
 				"ORDER BY c.relname",
 				1, M.src_schema_oid);
@@ -70,6 +71,7 @@ inspect_source(void)
 		M.tables[i].qname = xprintf("%s.%s", M.qschema, qt);
 		M.tables[i].kind = PQgetvalue(res, i, 1)[0];
 		M.tables[i].estimate = atoll(PQgetvalue(res, i, 2));
+		M.tables[i].owner = xstrdup(PQgetvalue(res, i, 3));
 		free(qt);
 	}
 	PQclear(res);
@@ -179,30 +181,105 @@ tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
 	}
 }
 
-/* row counts of the shard's tables on a server; false on error */
+/*
+ * Values read from tables of other roles, each query run as the owner of
+ * its table: out[i] is the text of the single value sqls[i] returns, run as
+ * owners[i].  False on error (db_error() says why).
+ *
+ * Reading a table runs code its owner chose: planning it evaluates the
+ * constant parts of its partial-index predicates and index expressions, a
+ * policy filters it.  So no query of this program reads a table of the
+ * shard as the superuser it connects as.  SET ROLE would not do: the code
+ * it runs could RESET ROLE (or SET SESSION AUTHORIZATION DEFAULT) and be
+ * superuser again.  Each query runs instead inside a SECURITY DEFINER
+ * function owned by the table's owner, where PostgreSQL refuses SET ROLE
+ * and SET SESSION AUTHORIZATION, with search_path and row_security fixed by
+ * the function.  The functions live in pg_temp of a connection of their
+ * own, in a transaction that is never committed: no other session can see,
+ * alter or call them, and whatever the owners' code leaves in that session
+ * goes with it.  One function per query: an owner's code may alter its own
+ * function (to SECURITY INVOKER, say), never the next owner's.
+ */
+bool
+owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out)
+{
+	Server		c;
+	int			i;
+	bool		ok;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	if (n == 0)
+		return true;
+	memset(&c, 0, sizeof(c));
+	c.option = s->option;
+	c.conninfo = s->conninfo;
+	if (!server_connect(&c))
+		return false;
+	ok = tx_begin(&c);
+	for (i = 0; ok && i < n; i++)
+	{
+		char	   *fn = xprintf("pg_temp.shardid_move_as_owner_%d", i);
+		char	   *qowner = quote_ident(&c, owners[i]);
+		char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
+									 "LANGUAGE plpgsql SECURITY DEFINER "
+									 "SET search_path = pg_catalog, pg_temp SET row_security = off "
+									 "AS $f$DECLARE r pg_catalog.text; "
+									 "BEGIN EXECUTE $1 INTO r; RETURN r; END$f$", fn);
+		char	   *own = xprintf("ALTER FUNCTION %s(pg_catalog.text) OWNER TO %s", fn, qowner);
+		char	   *call = xprintf("SELECT %s($1::pg_catalog.text)", fn);
+
+		ok = exec_sql(&c, create, 0) &&
+			exec_sql(&c, own, 0) &&
+			get_value(&c, &out[i], call, 1, sqls[i]);
+		free(fn);
+		free(qowner);
+		free(create);
+		free(own);
+		free(call);
+	}
+	tx_rollback(&c);
+	server_close(&c);
+	return ok;
+}
+
+/*
+ * Row counts of the shard's tables on a server, each counted by its owner
+ * (owner_values()); false on error.  FROM ONLY: every table with rows
+ * (relkind 'r', partitions too) is counted once, by itself.
+ */
 bool
 count_rows(Server *s, long long *counts)
 {
-	int			i;
+	char	  **owners = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **sqls = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **vals = xcalloc(M.ntables + 1, sizeof(char *));
+	int			i,
+				n = 0;
+	bool		ok;
 
 	for (i = 0; i < M.ntables; i++)
 	{
-		char	   *sql,
-				   *v = NULL;
-		bool		ok;
-
 		counts[i] = 0;
 		if (M.tables[i].kind != 'r')
 			continue;
-		sql = xprintf("SELECT pg_catalog.count(*) FROM %s", M.tables[i].qname);
-		ok = get_value(s, &v, sql, 0);
-		free(sql);
-		if (!ok)
-			return false;
-		counts[i] = atoll(v);
-		free(v);
+		owners[n] = M.tables[i].owner;
+		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", M.tables[i].qname);
 	}
-	return true;
+	ok = owner_values(s, n, owners, sqls, vals);
+	for (i = 0, n = 0; i < M.ntables; i++)
+	{
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (ok)
+			counts[i] = atoll(vals[n] ? vals[n] : "0");
+		free(sqls[n]);
+		free(vals[n++]);
+	}
+	free(owners);
+	free(sqls);
+	free(vals);
+	return ok;
 }
 
 /* "last_value is_called" of each sequence */

@@ -71,9 +71,17 @@ subscribe_tx(Server *s)
 	char	   *lconn = quote_literal(s, conn);
 	char	   *qsub = quote_ident(s, M.name);
 	char	   *lslot = quote_literal(s, M.name);
+	/*
+	 * From PostgreSQL 16 on, the subscription applies each change as the
+	 * owner of its table, in a security-restricted operation, unless
+	 * run_as_owner: the owners' triggers, constraints and index expressions
+	 * never run as this superuser.  Before 16 it applies as its owner, and
+	 * check_owner_code() refused what would run.
+	 */
 	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
-							  "WITH (create_slot = false, slot_name = %s, copy_data = true)",
-							  qsub, lconn, qsub, lslot);
+							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
+							  qsub, lconn, qsub, lslot,
+							  PQserverVersion(s->conn) >= 160000 ? ", run_as_owner = false" : "");
 	char	   *oid = NULL;
 	bool		ok;
 
