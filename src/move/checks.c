@@ -15,6 +15,8 @@
 
 #include "move.h"
 
+static int	check_leftovers(void);
+
 /* the journal rows of an unfinished move: source, target */
 JournalRow	jsrc,
 			jdst;
@@ -396,9 +398,98 @@ check_new_move(void)
 			refuse("--online needs %d free replication slots on the --from server, it has %s (max_replication_slots)",
 				   1 + (M.ntables > 2 ? 2 : M.ntables), free_slots);
 	}
+	if (check_leftovers() > 0)
+		refuse("replication objects of an earlier move of shard %d are left; nothing was changed", M.shard);
 	if (!get_value(&M.from, &M.move_id, "SELECT pg_catalog.gen_random_uuid()::text", 0))
 		refuse("could not make a move id: %s", db_error());
+	name_move(false);
 	M.method = M.online ? "online" : "offline";
+}
+
+/*
+ * Did shardid-move 1.1 begin this move?  Its publication, slot and
+ * subscription are named shardid_move_<shard>, without the move id.
+ */
+static bool
+legacy_names(void)
+{
+	char	   *v = NULL;
+
+	name_move(true);
+	if (M.from.conn &&
+		get_value(&M.from, &v,
+				  "SELECT 1 WHERE EXISTS (SELECT FROM pg_catalog.pg_publication WHERE pubname = $1::name) "
+				  "OR EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name)",
+				  1, M.name) && v)
+		return true;
+	if (M.to.conn &&
+		get_value(&M.to, &v,
+				  "SELECT 1 FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+				  1, M.name) && v)
+		return true;
+	return false;
+}
+
+/*
+ * What earlier moves of the shard left on both servers: publications,
+ * replication slots and subscriptions named shardid_move_<shard> or
+ * shardid_move_<shard>_*.  Each is an error with the SQL that drops it.
+ */
+static int
+check_leftovers(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	char		prefix[OBJECT_NAME_LEN];
+	int			k,
+				i,
+				problems = 0;
+
+	snprintf(prefix, sizeof(prefix), "shardid_move_%d", M.shard);
+	for (k = 0; k < 2; k++)
+	{
+		PGresult   *res = query(s[k],
+								"SELECT 'publication', pubname::pg_catalog.text, NULL::integer "
+								"FROM pg_catalog.pg_publication "
+								"WHERE pubname = $1::name OR pubname::pg_catalog.text LIKE $2 "
+								"UNION ALL SELECT 'replication slot', slot_name::pg_catalog.text, active_pid "
+								"FROM pg_catalog.pg_replication_slots "
+								"WHERE slot_name = $1::name OR slot_name::pg_catalog.text LIKE $2 "
+								"UNION ALL SELECT 'subscription', subname::pg_catalog.text, NULL "
+								"FROM pg_catalog.pg_subscription WHERE (subname = $1::name OR subname::pg_catalog.text LIKE $2) "
+								"AND subdbid = (SELECT oid FROM pg_catalog.pg_database "
+								"WHERE datname = pg_catalog.current_database()) ORDER BY 1, 2",
+								2, prefix, xprintf("%s\\_%%", prefix));
+
+		if (res == NULL)
+			refuse("could not look for what earlier moves left on the %s server: %s", s[k]->option, db_error());
+		for (i = 0; i < PQntuples(res); i++, problems++)
+		{
+			const char *kind = PQgetvalue(res, i, 0);
+			const char *name = PQgetvalue(res, i, 1);
+
+			error_msg("the %s server holds %s \"%s\", left by an earlier move of shard %d", s[k]->option,
+					  kind, name, M.shard);
+			if (kind[0] == 'p')
+				hint_msg("If no move of shard %d is running, drop it there: DROP PUBLICATION \"%s\";",
+						 M.shard, name);
+			else if (kind[0] == 'r')
+			{
+				char	   *stop = PQgetisnull(res, i, 2) ? xstrdup("") :
+					xprintf("SELECT pg_catalog.pg_terminate_backend(%s); ", PQgetvalue(res, i, 2));
+
+				hint_msg("If no move of shard %d is running, drop it there: %sSELECT "
+						 "pg_catalog.pg_drop_replication_slot('%s');", M.shard, stop, name);
+				free(stop);
+			}
+			else
+				hint_msg("If no move of shard %d is running, drop it there: ALTER SUBSCRIPTION \"%s\" DISABLE; "
+						 "ALTER SUBSCRIPTION \"%s\" SET (slot_name = NONE); DROP SUBSCRIPTION \"%s\";",
+						 M.shard, name, name, name);
+		}
+		PQclear(res);
+	}
+	return problems;
 }
 
 /* read both journals; true when an unfinished move of the shard exists */
@@ -444,6 +535,7 @@ load_unfinished(void)
 	set_phase(M.dst_phase, b.found ? b.phase : M.to.conn ? "" : "?");
 	M.dst_schema_oid = b.found ? b.schema_oid : NULL;
 	M.sub_oid = b.found && b.sub_oid ? b.sub_oid : (a.found ? a.sub_oid : NULL);
+	name_move(legacy_names());
 	return true;
 }
 

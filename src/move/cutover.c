@@ -32,6 +32,8 @@ step_freeze(void)
 	if (!tx_with_lock_retry(&M.from, freeze_source_tx, "refuse writes to the shard"))
 		fail("could not freeze shard %d on the --from server", M.shard);
 	M.changed = true;
+	if (!again)
+		M.frozen_at = now_seconds();
 	say(again ? "writes to shard %d stay refused on the --from server" :
 		"writes to shard %d are refused on the --from server from now on", M.shard);
 	pause_point("freeze");
@@ -195,6 +197,9 @@ step_cutover(void)
 	}
 	M.past_no_return = true;
 	say("cut over: shard %d is registered on the --to server, which takes its writes", M.shard);
+	if (M.frozen_at > 0)
+		say("writes to shard %d were refused for %.1f s, from the freeze to the cutover", M.shard,
+			now_seconds() - M.frozen_at);
 	pause_point("cutover");
 	check_interrupt();
 }

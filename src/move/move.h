@@ -54,11 +54,15 @@
 /* SQLSTATEs the move acts on */
 #define SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
 #define SQLSTATE_UNIQUE_VIOLATION	"23505"
+#define SQLSTATE_DEADLOCK_DETECTED	"40P01"
 #define SQLSTATE_CONNECTION_FAILURE "08006"
 #define SQLSTATE_NO_CONNECTION		"08003"
 
 /* waits, in seconds */
 #define DEFAULT_TIMEOUT_S	300		/* --timeout */
+#define DEFAULT_MAX_LAG (16LL * 1024 * 1024)	/* --max-lag, bytes */
+#define DEFAULT_MAX_LAG_S 2		/* --max-lag-seconds */
+#define LAG_REPORT_S	10		/* between two reports of a target behind */
 #define MAX_TIMEOUT_S	(7 * 86400)	/* the largest --timeout */
 #define RECONNECT_MAX_S 30		/* reconnecting to a server during a step */
 #define UNDO_REACH_S	5		/* reaching a server to undo its part */
@@ -73,10 +77,17 @@
 #define RECONNECT_NAP_MS 250	/* between two connection attempts */
 
 /*
- * The freeze's lock_timeout: short, so that a freeze waiting behind a writer
- * does not queue every other writer behind it for long.
+ * The freeze's lock_timeout: FREEZE_LOCK_WAIT_MS, or half the server's
+ * deadlock_timeout if that is shorter.  Short, so that a freeze waiting
+ * behind a writer does not queue every other writer behind it for long, and
+ * below deadlock_timeout, so that a writer waiting for a table the freeze
+ * holds never finds a deadlock (freeze_tables()).
  */
-#define FREEZE_LOCK_TIMEOUT "2s"
+#define FREEZE_LOCK_WAIT_MS "200"
+#define FREEZE_LOCK_TIMEOUT_SQL \
+	"SELECT pg_catalog.set_config('lock_timeout', LEAST(" FREEZE_LOCK_WAIT_MS ", GREATEST(1, " \
+	"(EXTRACT(epoch FROM pg_catalog.current_setting('deadlock_timeout')::pg_catalog.interval) * 500)::integer))" \
+	"::pg_catalog.text || 'ms', true)"
 
 /*
  * The move lock's class: the first key of the session advisory lock
@@ -190,6 +201,8 @@ typedef struct Move
 	bool		do_abort;
 	bool		do_resume;
 	int			timeout;
+	long long	max_lag;		/* --max-lag: bytes behind at the freeze */
+	int			max_lag_s;		/* --max-lag-seconds: seconds behind */
 	Server		from;
 	Server		to;
 
@@ -225,6 +238,7 @@ typedef struct Move
 	char	   *pg_dump;
 	char	   *pg_restore;
 	double		t0;
+	double		frozen_at;		/* when this run froze the source, or 0 */
 	const char *step;
 	const char *outcome;
 	char	   *error_text;
@@ -235,6 +249,7 @@ extern Move M;
 extern bool is(const char *a, const char *b);
 extern char *count_of(long long n, const char *one, const char *many);
 extern void set_phase(char *buf, const char *phase);
+extern void name_move(bool legacy);
 extern bool commit(Server *s);
 extern void rollback(Server *s);
 extern void check_interrupt(void);
@@ -338,6 +353,7 @@ extern void step_copy_offline(void);
 extern void step_publish(void);
 extern void step_copy_online(void);
 extern void step_wait_sync(void);
+extern void step_close_gap(void);
 extern void step_catch_up(void);
 extern void step_carry_sequences(void);
 

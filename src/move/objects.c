@@ -99,11 +99,31 @@ inspect_source(void)
 bool
 freeze_tables(Server *s)
 {
-	char	   *sql;
+	char	   *sql,
+			   *list = xstrdup("");
 	int			i;
-	bool		ok = true;
+	bool		ok;
 	char	   *arg = quote_literal(s, M.shard_s);
 
+	/*
+	 * Every table locked first, in one statement, in name order: the freeze
+	 * then waits for at most one lock at a time, and never longer than the
+	 * lock_timeout tx_with_lock_retry() set, shorter than the server's
+	 * deadlock_timeout; so a writer waiting for a table the freeze holds
+	 * finds no deadlock when it looks, the freeze gives up first, and the
+	 * writer goes on (and gets the refusal once the freeze commits).
+	 */
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *n = xprintf("%s%s%s", list, i ? ", " : "", M.tables[i].qname);
+
+		free(list);
+		list = n;
+	}
+	sql = xprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE", list);
+	ok = M.ntables == 0 || exec_sql(s, sql, 0);
+	free(sql);
+	free(list);
 	for (i = 0; i < M.ntables && ok; i++)
 	{
 		sql = xprintf("CREATE OR REPLACE TRIGGER " GUARD_TRIGGER
@@ -165,14 +185,15 @@ tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
 
 		need(s);
 		ok = tx_begin(s) &&
-			exec_sql(s, "SET LOCAL lock_timeout = '" FREEZE_LOCK_TIMEOUT "'", 0) &&
+			exec_sql(s, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
 			fn(s) &&
 			commit(s);
 		if (ok)
 			return true;
 		rollback(s);
 		check_interrupt();
-		if (!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) || now_seconds() > deadline)
+		if ((!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) &&
+			 !is(db_sqlstate(), SQLSTATE_DEADLOCK_DETECTED)) || now_seconds() > deadline)
 		{
 			error_msg("could not %s on the %s server: %s", what, s->option, db_error());
 			return false;

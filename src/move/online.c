@@ -188,6 +188,63 @@ copy_online_again(void)
 
 #define SYNC_CHECK_S 5.0		/* seconds between two looks for orphaned syncs */
 #define SYNC_AGAIN_MAX 3		/* initial copies begun again, at most */
+#define SYNC_ERRORS_MAX 10		/* sync errors that end the wait */
+
+/* the table-sync errors counted on the --to server for the subscription */
+static long
+sync_errors(void)
+{
+	char	   *v = NULL;
+	long		n;
+
+	if (!get_value(&M.to, &v,
+				   "SELECT sync_error_count::pg_catalog.text FROM pg_catalog.pg_stat_subscription_stats "
+				   "WHERE subid = $1::oid", 1, M.sub_oid) || v == NULL)
+		return -1;
+	n = atol(v);
+	free(v);
+	return n;
+}
+
+/*
+ * Why the initial copy makes no progress, as far as the two servers show:
+ * who uses the move's replication slot on the --from server, whether the
+ * subscription's workers run on the --to server, the sync errors.
+ */
+static char *
+sync_diagnosis(void)
+{
+	char	   *slot = NULL,
+			   *workers = NULL,
+			   *r;
+	long		errors = sync_errors();
+
+	if (!get_value(&M.from, &slot,
+				   "SELECT CASE WHEN s.slot_name IS NULL THEN 'the move''s replication slot is gone from the --from server' "
+				   "WHEN NOT s.active THEN 'no walsender uses the move''s replication slot on the --from server' "
+				   "WHEN r.application_name IS DISTINCT FROM $1 THEN pg_catalog.format("
+				   "'the move''s replication slot on the --from server is used by another client "
+				   "(application_name %L, from %s), not by the move''s subscription', r.application_name, "
+				   "COALESCE(pg_catalog.host(r.client_addr), 'a local socket')) "
+				   "ELSE 'the move''s subscription streams from its slot' END "
+				   "FROM (SELECT 1) one "
+				   "LEFT JOIN pg_catalog.pg_replication_slots s ON s.slot_name = $1::name "
+				   "LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid",
+				   1, M.name))
+		slot = xprintf("the --from server did not say (%s)", db_error());
+	if (!get_value(&M.to, &workers,
+				   "SELECT CASE WHEN pg_catalog.count(*) FILTER (WHERE w.relid IS NULL AND w.pid IS NOT NULL) = 0 "
+				   "THEN 'its apply worker is not running on the --to server' "
+				   "ELSE pg_catalog.format('%s table-sync workers run on the --to server', "
+				   "pg_catalog.count(*) FILTER (WHERE w.relid IS NOT NULL)) END "
+				   "FROM pg_catalog.pg_stat_subscription w WHERE w.subid = $1::oid",
+				   1, M.sub_oid))
+		workers = xprintf("the --to server did not say (%s)", db_error());
+	r = xprintf("%s; %s; %ld sync errors (the --to server's log says why)", slot, workers, errors < 0 ? 0 : errors);
+	free(slot);
+	free(workers);
+	return r;
+}
 
 /* wait until every table of the subscription finished its initial copy */
 void
@@ -200,6 +257,7 @@ step_wait_sync(void)
 	int			again = 0;
 	double		checked = now_seconds();
 	char	   *suspects = NULL;
+	long		errors0 = -1;
 
 	M.step = "the initial copy";
 	for (i = 0; i < M.ntables; i++)
@@ -235,19 +293,20 @@ step_wait_sync(void)
 		if (pending == 0)
 			break;
 		if (now_seconds() > deadline)
-		{
-			char	   *errors = NULL;
-
-			get_value(&M.to, &errors,
-					  "SELECT sync_error_count::text FROM pg_catalog.pg_stat_subscription_stats WHERE subid = $1::oid",
-					  1, M.sub_oid);
-			fail("the initial copy did not finish within %d s (%ld of %ld tables ready, %s sync errors; "
-				 "see the --to server's log)", M.timeout, all - pending, all, errors ? errors : "no count of");
-		}
+			fail("the initial copy did not finish within %d s (%ld of %ld tables ready): %s",
+				 M.timeout, all - pending, all, sync_diagnosis());
 		/* an orphaned sync, seen twice SYNC_CHECK_S apart: copy again */
 		if (now_seconds() - checked >= SYNC_CHECK_S)
 		{
 			char	   *orphans = orphaned_syncs();
+			long		errors = sync_errors();
+
+			/* a sync that fails again and again (a full disk): give up now */
+			if (errors0 < 0)
+				errors0 = errors;
+			else if (errors >= 0 && errors - errors0 >= SYNC_ERRORS_MAX)
+				fail("the initial copy keeps failing on the --to server (%ld of %ld tables ready): %s",
+					 all - pending, all, sync_diagnosis());
 
 			checked = now_seconds();
 			if (orphans && suspects && strcmp(orphans, suspects) == 0)
@@ -278,6 +337,88 @@ step_wait_sync(void)
 	free(suspects);
 	progress_end();
 	say("initial copy done");
+}
+
+/*
+ * Before the freeze: wait until the --to server is within --max-lag bytes
+ * and --max-lag-seconds of the --from server, so that writes pause only for
+ * the last stretch.  Bytes: the WAL between the --from server's position and
+ * what the subscription confirmed; seconds: the walsender's flush_lag (NULL
+ * once idle).  A target that falls behind is reported every LAG_REPORT_S;
+ * one that does not come close within --timeout ends the move here, before
+ * anything was frozen, never after.
+ */
+void
+step_close_gap(void)
+{
+	double		started = now_seconds(),
+				deadline = started + M.timeout,
+				reported = started;
+	long long	last_lag = -1;
+	char		b[32],
+				c[32],
+				secs[32];
+
+	M.step = "the catch-up before the freeze";
+	for (;;)
+	{
+		PGresult   *res;
+		long long	lag;
+		double		lag_s;
+		bool		lag_s_known;
+
+		check_interrupt();
+		need(&M.from);
+		res = query(&M.from,
+					"SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint, "
+					"EXTRACT(epoch FROM r.flush_lag) "
+					"FROM pg_catalog.pg_replication_slots s "
+					"LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid "
+					"WHERE s.slot_name = $1::name",
+					1, M.name);
+		if (res == NULL)
+		{
+			nap(RETRY_NAP_MS);
+			continue;
+		}
+		if (PQntuples(res) == 0)
+		{
+			PQclear(res);
+			fail("replication slot \"%s\" disappeared from the --from server", M.name);
+		}
+		lag = PQgetisnull(res, 0, 0) ? -1 : atoll(PQgetvalue(res, 0, 0));
+		lag_s_known = !PQgetisnull(res, 0, 1);
+		lag_s = lag_s_known ? atof(PQgetvalue(res, 0, 1)) : 0;
+		PQclear(res);
+		if (lag_s_known)
+			snprintf(secs, sizeof(secs), "%.1f s", lag_s);
+		else
+			snprintf(secs, sizeof(secs), "seconds unknown");
+		if (lag >= 0 && lag <= M.max_lag && lag_s <= M.max_lag_s)
+			break;
+		if (now_seconds() > deadline)
+			fail("the --to server did not come within %s and %d s of the --from server in %d s "
+				 "(%s and %s behind): it does not keep up with the writes; nothing was frozen",
+				 fmt_bytes(b, sizeof(b), (double) M.max_lag), M.max_lag_s, M.timeout,
+				 fmt_bytes(c, sizeof(c), lag < 0 ? 0 : (double) lag),
+				 secs);
+		if (now_seconds() - reported >= LAG_REPORT_S)
+		{
+			progress_end();
+			say("the --to server is %s (%s) behind the --from server%s; waiting before the freeze",
+				fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag),
+				secs,
+				last_lag >= 0 && lag > last_lag ? ", and falling further behind: the writes outpace it" : "");
+			reported = now_seconds();
+			last_lag = lag;
+		}
+		progress("closing the gap before the freeze: %s behind (at most %s before freezing), waiting %.0f s",
+				 fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag), fmt_bytes(c, sizeof(c), (double) M.max_lag),
+				 now_seconds() - started);
+		nap(CATCH_UP_NAP_MS);
+	}
+	progress_end();
+	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) M.max_lag));
 }
 
 /* every change of the frozen source applied on the target */

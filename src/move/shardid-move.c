@@ -66,6 +66,9 @@ usage(void)
 	printf("  --yes               drop without asking\n");
 	printf("  --timeout=SECONDS   give up waiting (locks, initial copy, catch-up, clock)\n"
 		   "                      after this long (default 300)\n");
+	printf("  --max-lag=SIZE      online: freeze the --from server only once the --to server\n"
+		   "                      is at most this far behind (bytes, kB, MB, GB; default 16MB)\n");
+	printf("  --max-lag-seconds=S online: ... and at most this many seconds behind (default 2)\n");
 	printf("  --resume            finish an interrupted move from the phase its journal records\n");
 	printf("  --abort             undo an interrupted move\n");
 	printf("  --json              print a JSON summary on standard output\n");
@@ -100,6 +103,8 @@ parse_args(int argc, char **argv)
 		{"drop-source", no_argument, NULL, 'd'},
 		{"yes", no_argument, NULL, 'y'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"max-lag", required_argument, NULL, 'L'},
+		{"max-lag-seconds", required_argument, NULL, 'S'},
 		{"resume", no_argument, NULL, 'r'},
 		{"abort", no_argument, NULL, 'a'},
 		{"json", no_argument, NULL, 'j'},
@@ -111,6 +116,8 @@ parse_args(int argc, char **argv)
 	int			c;
 
 	M.timeout = DEFAULT_TIMEOUT_S;
+	M.max_lag = DEFAULT_MAX_LAG;
+	M.max_lag_s = DEFAULT_MAX_LAG_S;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", options, NULL)) != -1)
 	{
@@ -144,6 +151,39 @@ parse_args(int argc, char **argv)
 					if (errno || end == optarg || *end || v < 1 || v > MAX_TIMEOUT_S)
 						usage_error("--timeout must be a number of seconds between 1 and 604800, not \"%s\"", optarg);
 					M.timeout = (int) v;
+				}
+				break;
+			case 'L':
+				{
+					char	   *end;
+					double		v;
+
+					errno = 0;
+					v = strtod(optarg, &end);
+					if (strcmp(end, "kB") == 0)
+						v *= 1024;
+					else if (strcmp(end, "MB") == 0)
+						v *= 1024 * 1024;
+					else if (strcmp(end, "GB") == 0)
+						v *= 1024.0 * 1024 * 1024;
+					else if (*end)
+						end = NULL;
+					if (errno || end == NULL || end == optarg || v < 0 || v > 1024.0 * 1024 * 1024 * 1024)
+						usage_error("--max-lag must be a size in bytes, kB, MB or GB, not \"%s\"", optarg);
+					M.max_lag = (long long) v;
+				}
+				break;
+			case 'S':
+				{
+					char	   *end;
+					long		v;
+
+					errno = 0;
+					v = strtol(optarg, &end, 10);
+					if (errno || end == optarg || *end || v < 0 || v > MAX_TIMEOUT_S)
+						usage_error("--max-lag-seconds must be a number of seconds between 0 and %d, not \"%s\"",
+									MAX_TIMEOUT_S, optarg);
+					M.max_lag_s = (int) v;
 				}
 				break;
 			case 'r':
@@ -188,7 +228,7 @@ parse_args(int argc, char **argv)
 	}
 	M.from.option = "--from";
 	M.to.option = "--to";
-	snprintf(M.name, sizeof(M.name), "shardid_move_%d", M.shard);
+	name_move(true);			/* until the move id is known */
 }
 
 static void
@@ -283,6 +323,7 @@ run_move(void)
 			if (!is(M.src_phase, "frozen-for-move"))
 			{
 				step_wait_sync();
+				step_close_gap();
 				step_freeze();
 			}
 			step_catch_up();

@@ -39,6 +39,30 @@ set_phase(char *buf, const char *phase)
 }
 
 /*
+ * The name of the move's publication, replication slot and subscription:
+ * shardid_move_<shard>_<move id without dashes>, unique per move, so that
+ * what an earlier move of the shard left anywhere (a subscription on a
+ * third server still enabled, say) never attaches to this move's slot.
+ * Moves begun by shardid-move 1.1 used shardid_move_<shard> (legacy).
+ */
+void
+name_move(bool legacy)
+{
+	char		hex[OBJECT_NAME_LEN];
+	int			i,
+				o = 0;
+
+	for (i = 0; M.move_id && M.move_id[i] && o < (int) sizeof(hex) - 1; i++)
+		if (M.move_id[i] != '-')
+			hex[o++] = M.move_id[i];
+	hex[o] = '\0';
+	if (legacy || o == 0)
+		snprintf(M.name, sizeof(M.name), "shardid_move_%d", M.shard);
+	else
+		snprintf(M.name, sizeof(M.name), "shardid_move_%d_%s", M.shard, hex);
+}
+
+/*
  * A phase written inside a transaction counts once the transaction commits:
  * journal_write() keeps it pending (M.pending_src, M.pending_dst) until
  * commit() below.
