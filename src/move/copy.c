@@ -96,6 +96,30 @@ copy_progress_tick(void *arg)
 
 	if (!progress_enabled())
 		return;
+	/* after the rows, pg_restore builds the indexes: say so, not "96%" */
+	if (cp->by_relid)
+	{
+		PGresult   *res = query(cp->server,
+								"SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total "
+								"FROM pg_catalog.pg_stat_progress_create_index "
+								"WHERE datname = pg_catalog.current_database() LIMIT 1", 0);
+
+		if (res && PQntuples(res) > 0)
+		{
+			long long	bt = atoll(PQgetvalue(res, 0, 2)),
+						tt = atoll(PQgetvalue(res, 0, 4));
+			char		part[64] = "";
+
+			if (bt > 0)
+				snprintf(part, sizeof(part), ", %lld%% of its blocks", 100 * atoll(PQgetvalue(res, 0, 1)) / bt);
+			else if (tt > 0)
+				snprintf(part, sizeof(part), ", %lld%% of its rows", 100 * atoll(PQgetvalue(res, 0, 3)) / tt);
+			progress("%s: rows copied; building an index: %s%s", cp->label, PQgetvalue(res, 0, 0), part);
+			PQclear(res);
+			return;
+		}
+		PQclear(res);
+	}
 	done = copy_progress_poll(cp);
 	elapsed = now_seconds() - cp->started;
 	rate = elapsed > 0 ? done / elapsed : 0;

@@ -118,8 +118,8 @@ wait_clock(void)
 		char	   *qc = quote_ident(&M.to, PQgetvalue(res, i, 1));
 
 		owners[i] = xstrdup(PQgetvalue(res, i, 2));
-		sqls[i] = xprintf("SELECT shardid.id_millis(pg_catalog.max(%s))::pg_catalog.text FROM %s.%s",
-						  qc, M.qschema, qt);
+		/* the owner reads the newest id; id_millis() runs below, as us */
+		sqls[i] = xprintf("SELECT pg_catalog.max(%s)::pg_catalog.text FROM %s.%s", qc, M.qschema, qt);
 		free(qt);
 		free(qc);
 	}
@@ -128,11 +128,18 @@ wait_clock(void)
 		fail("could not find the newest id of shard %d: %s", M.shard, db_error());
 	for (i = 0; i < n; i++)
 	{
-		if (vals[i] && (newest == NULL || atoll(vals[i]) > atoll(newest)))
+		char	   *millis = NULL;
+
+		if (vals[i] &&
+			!get_value(&M.to, &millis, "SELECT shardid.id_millis($1::bigint)::pg_catalog.text", 1, vals[i]))
+			fail("could not decode the newest id of shard %d: %s", M.shard, db_error());
+		if (millis && (newest == NULL || atoll(millis) > atoll(newest)))
 		{
 			free(newest);
-			newest = xstrdup(vals[i]);
+			newest = millis;
 		}
+		else
+			free(millis);
 		free(owners[i]);
 		free(sqls[i]);
 		free(vals[i]);

@@ -155,11 +155,15 @@ json_summary(int code)
 	printf(", \"tables\": [");
 	for (i = 0; i < M.ntables; i++)
 	{
-		if (M.tables[i].kind != 'r')
-			continue;
+		/* a partitioned table holds no rows itself: its partitions do */
 		printf("%s{\"name\": ", first ? "" : ", ");
 		first = false;
 		json_string(stdout, M.tables[i].name);
+		if (M.tables[i].kind != 'r')
+		{
+			printf(", \"partitioned\": true, \"rows\": null}");
+			continue;
+		}
 		printf(", \"rows\": %lld}", M.tables[i].rows);
 		rows += M.tables[i].rows;
 	}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/cluster/move_load.sh: shardid-move under write load.
 #
-# Two servers; shard 5 on the first.  Six writers insert batches of 100
+# Two servers; shard 5 on the first.  First an application transaction
+# that writes two tables while the freeze waits for it (the deadlock of
+# 1.1, made on purpose).  Then six writers insert batches of 100
 # rows of 2.4 kB of random (incompressible) bytes into shard 5 without
 # think time, routing by a file, and one more application transaction
 # writes two tables of the shard 1.5 s apart (in both orders) again and
@@ -88,6 +90,39 @@ pause_of() {	# pause_of START_MS END_MS: the longest time in which no writer com
 		awk -v s="$1" -v e="$2" 'NR > 1 && $1 >= s && prev <= e && $1 - prev > max { max = $1 - prev } { prev = $1 } END { print max + 0 }'
 }
 
+# The deadlock, made on purpose: an application transaction holds pair_b,
+# the freeze (which takes pair_a before pair_b) waits for it, and then the
+# transaction writes pair_a.  The freeze must give way (no 40P01 for either)
+# and the transaction commit; the move then goes on.
+coproc APP { "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=0 -d "$(conn "$a")" 2>&1; }
+echo "BEGIN; INSERT INTO shard_0005.pair_b (n) VALUES (-1); SELECT 'held';" >&"${APP[1]}"
+read -r -t 30 line <&"${APP[0]}"
+expect "$line" = held "the application transaction holds pair_b"
+"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/deadlock.move" 2>&1 &
+mover=$!
+for i in $(seq 1 600); do
+	[ "$(on "$a" -c "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'shard_0005.pair_b'::regclass")" != 0 ] && break
+	sleep 0.02
+done
+echo "INSERT INTO shard_0005.pair_a (n) VALUES (-1); COMMIT; SELECT 'done';" >&"${APP[1]}"
+app=""
+while read -r -t 30 line <&"${APP[0]}"; do app="$app $line"; [ "$line" = done ] && break; done
+echo "the application transaction: $app"
+echo "$app" | grep -q "deadlock" && fail "the application transaction got a deadlock"
+echo "$app" | grep -q "ERROR" && fail "the application transaction failed: $app"
+echo "\\q" >&"${APP[1]}"
+wait "$mover"
+status=$?
+sed 's/^/  | /' "$SHARDID_TMP/deadlock.move"
+expect "$status" = 0 "the move that waited for the application transaction"
+grep -q deadlock "$SHARDID_TMP/deadlock.move" && fail "the move met a deadlock"
+expect "$(on "$b" -c "SELECT count(*) FROM shard_0005.pair_a WHERE n = -1") $(on "$b" -c "SELECT count(*) FROM shard_0005.pair_b WHERE n = -1")" = "1 1" \
+	"the application transaction's rows moved"
+# and back, for the load below
+"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes >/dev/null || fail "--drop-source failed"
+"$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" >/dev/null || fail "the move back failed"
+"$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --drop-source --yes >/dev/null || fail "--drop-source failed"
+
 for w in 1 2 3 4 5 6; do writer "$w" & done
 pair_writer &
 sleep 4
@@ -129,7 +164,7 @@ expect_ge "$(grep -c "^ok" "$SHARDID_TMP/pair")" 1 "two-table transactions commi
 # every committed batch on the server that holds the shard
 batches=$(cat "$SHARDID_TMP"/writer.* | grep -c " ok ")
 expect "$(on "$a" -c "SELECT count(*) FROM shard_0005.blobs")" = "$((batches * 100))" "rows on the server holding shard 5 = rows committed"
-expect "$(on "$a" -c "SELECT count(*) FROM shard_0005.pair_a") $(on "$a" -c "SELECT count(*) FROM shard_0005.pair_b")" = \
+expect "$(on "$a" -c "SELECT count(*) FROM shard_0005.pair_a WHERE n > 0") $(on "$a" -c "SELECT count(*) FROM shard_0005.pair_b WHERE n > 0")" = \
 	"$(grep -c "^ok" "$SHARDID_TMP/pair") $(grep -c "^ok" "$SHARDID_TMP/pair")" "two-table transactions: both rows or none"
 echo "writers committed $batches batches of 100 rows ($(on "$a" -c "SELECT pg_size_pretty(pg_total_relation_size('shard_0005.blobs'))"))"
 finish
