@@ -369,24 +369,6 @@ HAVING count(DISTINCT t.shard) = 1
 
 REVOKE SELECT ON move_journal FROM PUBLIC;
 
--- The guard on a moving shard's tables reads the journal, whoever writes.
-CREATE OR REPLACE FUNCTION move_guard()
-RETURNS trigger
-AS $$
-BEGIN
-    IF (SELECT j.phase FROM shardid.move_journal j
-        WHERE j.side = 'source' AND j.shard = TG_ARGV[0]::integer
-        ORDER BY j.updated_at DESC LIMIT 1) = 'moved-away' THEN
-        RAISE EXCEPTION 'shard % has moved to another server', TG_ARGV[0]
-            USING ERRCODE = 'read_only_sql_transaction',
-                  HINT = 'Route the shard to the server it moved to.';
-    END IF;
-    RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
-        USING ERRCODE = 'read_only_sql_transaction',
-              HINT = 'Retry against the server the shard moves to once the move is done.';
-END
-$$ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp;
 
 -- ---------------------------------------------------------------------
 -- 1d. doctor(): sees partitions and domains, waits for no lock
@@ -687,7 +669,54 @@ COMMENT ON FUNCTION shardid.stored_newest(integer) IS
 -- 5. shardid-move
 -- =====================================================================
 
--- (section 5: to come)
+-- The refusal of shardid-move's guard trigger says where the shard goes or
+-- went: the peer (host, port and database, never a password) recorded by
+-- the journal row of this server.  SECURITY DEFINER, owned by the
+-- installing superuser, with a fixed search_path: a writer that hits the
+-- refusal need not be able to read the journal, and nothing in it resolves
+-- through a schema another role can create in.
+CREATE OR REPLACE FUNCTION shardid.move_guard()
+RETURNS trigger
+AS $$
+DECLARE
+    j record;
+BEGIN
+    SELECT m.side, m.phase, m.peer INTO j
+    FROM shardid.move_journal m
+    WHERE m.shard OPERATOR(pg_catalog.=) TG_ARGV[0]::integer
+    ORDER BY m.updated_at DESC
+    LIMIT 1;
+    IF j.side OPERATOR(pg_catalog.=) 'source' AND j.phase OPERATOR(pg_catalog.=) 'moved-away' THEN
+        RAISE EXCEPTION 'shard % has moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('Shard %s lives on %s now.', TG_ARGV[0], j.peer),
+                  HINT = 'Route the shard to the server it moved to.';
+    ELSIF j.side OPERATOR(pg_catalog.=) 'source' AND j.phase OPERATOR(pg_catalog.<>) 'aborted' THEN
+        RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('Shard %s moves to %s.', TG_ARGV[0], j.peer),
+                  HINT = 'Retry against the server the shard moves to once the move is done.';
+    ELSIF j.side OPERATOR(pg_catalog.=) 'target' AND j.phase OPERATOR(pg_catalog.<>) 'aborted' THEN
+        RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('This server receives shard %s from %s; it takes writes once the move is done.',
+                                             TG_ARGV[0], j.peer),
+                  HINT = 'Retry against the server the shard moves to once the move is done.';
+    END IF;
+    RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry against the server the shard moves to once the move is done.';
+END
+$$ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.move_guard() IS
+'trigger of shardid-move: refuses writes to the tables of a shard that is moving or has moved away, naming the other server';
+
+-- Creating a trigger takes EXECUTE on its function: only superusers
+-- (shardid-move) may put the guard on a table; another role attaching it
+-- to a table of its own would learn where a shard went.
+REVOKE EXECUTE ON FUNCTION shardid.move_guard() FROM PUBLIC;
 
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant

@@ -3,7 +3,9 @@
  * db.c
  *	  shardid-move's libpq layer: connections with a safe search_path,
  *	  queries whose values travel only as $n parameters, identifiers quoted
- *	  by PQescapeIdentifier, and the query cancel a signal triggers.
+ *	  by PQescapeIdentifier (each armed for proc.c's signal-driven cancel),
+ *	  and the connection strings handed to pg_dump, pg_restore and the
+ *	  target's subscription.
  *
  * Every connection runs SELECT pg_catalog.set_config('search_path', '',
  * false) first, so that no object another role created can be picked up by
@@ -13,7 +15,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,64 +26,6 @@
 
 static char last_error[4096];
 static char last_sqlstate[6];
-
-/* the query cancel a signal may fire: armed only while a query runs */
-static PGcancel *volatile armed_cancel = NULL;
-static volatile sig_atomic_t cancel_allowed = 1;
-
-static void
-block_signals(sigset_t *old)
-{
-	sigset_t	set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, old);
-}
-
-void
-cancel_arm(PGconn *conn)
-{
-	PGcancel   *c = PQgetCancel(conn);
-	sigset_t	old;
-
-	block_signals(&old);
-	armed_cancel = c;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-void
-cancel_disarm(void)
-{
-	PGcancel   *c;
-	sigset_t	old;
-
-	block_signals(&old);
-	c = armed_cancel;
-	armed_cancel = NULL;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (c)
-		PQfreeCancel(c);
-}
-
-/* called from the signal handler: PQcancel is safe there */
-void
-cancel_from_signal(void)
-{
-	char		buf[256];
-
-	if (armed_cancel != NULL && cancel_allowed)
-		PQcancel(armed_cancel, buf, sizeof(buf));
-}
-
-/* the undo must not be cancelled by a second signal */
-void
-cancel_allow(bool allow)
-{
-	cancel_allowed = allow ? 1 : 0;
-}
 
 static void
 set_error(const char *msg, const char *sqlstate)
@@ -133,7 +76,7 @@ server_connect(Server *s)
 	s->conn = PQconnectdbParams(keys, values, 1);
 	if (s->conn == NULL || PQstatus(s->conn) != CONNECTION_OK)
 	{
-		set_error(s->conn ? PQerrorMessage(s->conn) : "out of memory", "08006");
+		set_error(s->conn ? PQerrorMessage(s->conn) : "out of memory", SQLSTATE_CONNECTION_FAILURE);
 		if (s->conn)
 			PQfinish(s->conn);
 		s->conn = NULL;
@@ -192,7 +135,7 @@ server_ensure(Server *s, int timeout_s)
 			return true;
 		if (interrupted_by || now_seconds() >= deadline)
 			return false;
-		nap(250);
+		nap(RECONNECT_NAP_MS);
 	}
 }
 
@@ -216,7 +159,7 @@ run(Server *s, const char *sql, int nparams, va_list ap)
 		params[i] = va_arg(ap, const char *);
 	if (s->conn == NULL)
 	{
-		set_error("no connection to the server", "08003");
+		set_error("no connection to the server", SQLSTATE_NO_CONNECTION);
 		return NULL;
 	}
 	cancel_arm(s->conn);
@@ -229,7 +172,7 @@ run(Server *s, const char *sql, int nparams, va_list ap)
 		set_error(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
 				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
 	else
-		set_error(PQerrorMessage(s->conn), "08006");
+		set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
 	PQclear(res);
 	return NULL;
 }
@@ -333,5 +276,91 @@ quote_literal(Server *s, const char *value)
 	}
 	r = xstrdup(q);
 	PQfreemem(q);
+	return r;
+}
+
+/* value of a conninfo keyword, quoted when needed */
+char *
+conninfo_value(const char *v)
+{
+	size_t		n = strlen(v),
+				i,
+				o = 0;
+	char	   *r = xcalloc(2 * n + 3, 1);
+
+	r[o++] = '\'';
+	for (i = 0; i < n; i++)
+	{
+		if (v[i] == '\'' || v[i] == '\\')
+			r[o++] = '\\';
+		r[o++] = v[i];
+	}
+	r[o++] = '\'';
+	r[o] = '\0';
+	return r;
+}
+
+/*
+ * How another server (the --to server's subscription) reaches s: the host,
+ * port, database, user and password this program's connection used.
+ */
+char *
+subscription_conninfo(Server *s)
+{
+	PGconn	   *c = s->conn;
+	const char *host = PQhost(c);
+	const char *pass = PQpass(c);
+	char	   *h = conninfo_value(host && host[0] ? host : "localhost");
+	char	   *p = conninfo_value(PQport(c));
+	char	   *d = conninfo_value(PQdb(c));
+	char	   *u = conninfo_value(PQuser(c));
+	char	   *r;
+
+	if (pass && pass[0])
+	{
+		char	   *pw = conninfo_value(pass);
+
+		r = xprintf("host=%s port=%s dbname=%s user=%s password=%s", h, p, d, u, pw);
+		free(pw);
+	}
+	else
+		r = xprintf("host=%s port=%s dbname=%s user=%s", h, p, d, u);
+	free(h);
+	free(p);
+	free(d);
+	free(u);
+	return r;
+}
+
+/*
+ * The connection string for pg_dump / pg_restore: every setting this
+ * program's connection uses, but the password, which goes to the child's
+ * environment instead so that it never shows in a process list.
+ */
+char *
+child_conninfo(Server *s, const char **password)
+{
+	PQconninfoOption *opts = PQconninfo(s->conn);
+	PQconninfoOption *o;
+	char	   *r = xstrdup("");
+
+	*password = PQpass(s->conn);
+	if (opts == NULL)
+		return xstrdup(s->conninfo);
+	for (o = opts; o->keyword; o++)
+	{
+		char	   *v,
+				   *n;
+
+		if (o->val == NULL || o->val[0] == '\0' || strcmp(o->keyword, "password") == 0 ||
+			strcmp(o->keyword, "fallback_application_name") == 0)
+			continue;
+		v = conninfo_value(o->val);
+		n = xprintf("%s%s%s=%s", r, r[0] ? " " : "", o->keyword, v);
+		free(r);
+		free(v);
+		r = n;
+	}
+	PQconninfoFree(opts);
 	return r;
 }

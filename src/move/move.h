@@ -4,9 +4,27 @@
  *	  Shared declarations of shardid-move, the client program that moves a
  *	  logical shard (one schema) from one PostgreSQL server to another.
  *
- * The files below depend only downward: report.c (messages, progress, JSON),
- * proc.c (signals, child processes, the private directory), db.c (libpq
- * connections and queries), and shardid-move.c (the move itself).
+ * The files depend only downward, each using only the ones listed before it:
+ *
+ *	 report.c		messages, progress line, JSON pieces, checked allocation
+ *	 proc.c			signals, query cancel, child processes, private directory
+ *	 db.c			libpq connections, queries with $n parameters, quoting,
+ *					connection strings for children and subscriptions
+ *	 state.c		the move's state M, the move lock, how a run ends
+ *					(finish, refuse, fail)
+ *	 journal.c		phases and their order, rows of shardid.move_journal
+ *	 objects.c		what the move makes on a server: guard triggers, slots,
+ *					publication, subscription; row counts, sequence positions
+ *	 undo.c			give up: undo each side, say what is left
+ *	 checks.c		connect, preflight, unfinished moves
+ *	 copy.c			pg_dump / pg_restore with progress, the offline copy
+ *	 online.c		publication, subscription, initial sync, catch-up
+ *	 cutover.c		freeze, verify, the clock, cutover, finish
+ *	 shardid-move.c	command line and the order of the steps
+ *
+ * fail() (state.c) undoes the move through the handler that main() installs
+ * (give_up() of undo.c), the way pg_dump's exit_nicely() runs callbacks: the
+ * lower files report a failure without calling up.
  *
  * src/move/move.h
  *
@@ -33,6 +51,60 @@
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 #define NORETURN __attribute__((noreturn))
 
+/* SQLSTATEs the move acts on */
+#define SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
+#define SQLSTATE_UNIQUE_VIOLATION	"23505"
+#define SQLSTATE_DEADLOCK_DETECTED	"40P01"
+#define SQLSTATE_CONNECTION_FAILURE "08006"
+#define SQLSTATE_NO_CONNECTION		"08003"
+
+/* waits, in seconds */
+#define DEFAULT_TIMEOUT_S	300		/* --timeout */
+#define DEFAULT_MAX_LAG (16LL * 1024 * 1024)	/* --max-lag, bytes */
+#define DEFAULT_MAX_LAG_S 2		/* --max-lag-seconds */
+#define LAG_REPORT_S	10		/* between two reports of a target behind */
+#define MAX_TIMEOUT_S	(7 * 86400)	/* the largest --timeout */
+#define RECONNECT_MAX_S 30		/* reconnecting to a server during a step */
+#define UNDO_REACH_S	5		/* reaching a server to undo its part */
+#define REPORT_REACH_S	3		/* reaching a server to report its state */
+#define SLOT_DROP_WAIT_S 15		/* stopping the senders of the move's slots */
+
+/* naps between two looks, in milliseconds */
+#define RETRY_NAP_MS	200		/* after a failed query or a lock timeout */
+#define POLL_NAP_MS		100		/* waiting for the sync, the clock, slots */
+#define CATCH_UP_NAP_MS 50		/* waiting for the target to confirm WAL */
+#define CHILD_NAP_MS	20		/* waiting for a child process */
+#define RECONNECT_NAP_MS 250	/* between two connection attempts */
+
+/*
+ * The freeze's lock_timeout: FREEZE_LOCK_WAIT_MS, or half the server's
+ * deadlock_timeout if that is shorter.  Short, so that a freeze waiting
+ * behind a writer does not queue every other writer behind it for long, and
+ * below deadlock_timeout, so that a writer waiting for a table the freeze
+ * holds never finds a deadlock (freeze_tables()).
+ */
+#define FREEZE_LOCK_WAIT_MS "200"
+#define FREEZE_LOCK_TIMEOUT_SQL \
+	"SELECT pg_catalog.set_config('lock_timeout', LEAST(" FREEZE_LOCK_WAIT_MS ", GREATEST(1, " \
+	"(EXTRACT(epoch FROM pg_catalog.current_setting('deadlock_timeout')::pg_catalog.interval) * 500)::integer))" \
+	"::pg_catalog.text || 'ms', true)"
+
+/*
+ * The move lock's class: the first key of the session advisory lock
+ * (pg_try_advisory_lock(class, shard)) held on both servers by the run
+ * working on a shard; 1936223606 is 0x73686d76, "shmv" in ASCII.
+ */
+#define MOVE_LOCK_CLASS "1936223606"
+
+#define GUARD_TRIGGER "shardid_moving"
+#define ACTIVE_PHASES_EXCLUDED "('done', 'moved-away', 'dropped', 'aborted')"
+
+/* tables whose COPY progress the restore follows by relid, at most */
+#define MAX_TRACKED_RELS 64
+
+#define PHASE_LEN		24		/* the longest phase, "frozen-for-move", and more */
+#define OBJECT_NAME_LEN 64		/* NAMEDATALEN: slot, publication, subscription */
+
 /* report.c */
 extern bool report_json;
 extern void say(const char *fmt,...) PRINTF_LIKE(1, 2);
@@ -51,6 +123,7 @@ extern double now_seconds(void);
 extern char *chomp(char *s);
 extern char *xstrdup(const char *s);
 extern char *xprintf(const char *fmt,...) PRINTF_LIKE(1, 2);
+extern void *xcalloc(size_t n, size_t size);
 
 /* proc.c */
 extern volatile sig_atomic_t interrupted_by;
@@ -66,6 +139,9 @@ extern pid_t child_start(const char *const argv[], const char *out_path,
 extern int	child_wait(pid_t pid, void (*tick) (void *), void *arg);
 extern char *file_tail(const char *path, int max_lines);
 extern void pause_point(const char *point);
+extern void cancel_arm(PGconn *conn);
+extern void cancel_disarm(void);
+extern void cancel_allow(bool allow);
 
 /* db.c */
 typedef struct Server
@@ -78,10 +154,6 @@ typedef struct Server
 	int			locked;			/* the generation that holds the move lock */
 } Server;
 
-extern void cancel_arm(PGconn *conn);
-extern void cancel_disarm(void);
-extern void cancel_from_signal(void);
-extern void cancel_allow(bool allow);
 extern bool server_connect(Server *s);
 extern bool server_ensure(Server *s, int timeout_s);
 extern void server_close(Server *s);
@@ -95,5 +167,200 @@ extern const char *db_error(void);
 extern const char *db_sqlstate(void);
 extern char *quote_ident(Server *s, const char *name);
 extern char *quote_literal(Server *s, const char *value);
+extern char *conninfo_value(const char *v);
+extern char *subscription_conninfo(Server *s);
+extern char *child_conninfo(Server *s, const char **password);
+
+/* state.c */
+typedef struct Table
+{
+	char	   *name;
+	char	   *qname;			/* "schema"."table", quoted */
+	char		kind;			/* 'r' or 'p' */
+	char	   *owner;			/* its owner's role name */
+	long long	estimate;		/* reltuples on the source */
+	long long	rows;			/* counted on the source */
+	long long	copied;			/* progress of its COPY */
+	int			seen;			/* 1 while its COPY runs, 2 once it ended */
+} Table;
+
+typedef struct Seq
+{
+	char	   *name;
+	char	   *qname;
+} Seq;
+
+typedef struct Move
+{
+	/* command line */
+	int			shard;
+	char		shard_s[16];
+	bool		online;
+	bool		drop_source;
+	bool		yes;
+	bool		do_abort;
+	bool		do_resume;
+	int			timeout;
+	long long	max_lag;		/* --max-lag: bytes behind at the freeze */
+	int			max_lag_s;		/* --max-lag-seconds: seconds behind */
+	Server		from;
+	Server		to;
+
+	/* the shard */
+	char	   *schema;
+	char	   *qschema;
+	char	   *pattern;		/* for pg_dump --schema: exact */
+	char	   *src_schema_oid;
+	char	   *owner;
+	Table	   *tables;
+	int			ntables;
+	Seq		   *seqs;
+	int			nseqs;
+	long long	rows_total;
+
+	/* the move */
+	char	   *move_id;
+	const char *method;
+	char		name[OBJECT_NAME_LEN];	/* publication, slot, subscription */
+	char		src_phase[PHASE_LEN];
+	char		dst_phase[PHASE_LEN];
+	/* a phase written in a transaction counts once it commits (commit()) */
+	char		pending_src[PHASE_LEN];
+	char		pending_dst[PHASE_LEN];
+	char	   *dst_schema_oid;
+	char	   *sub_oid;
+	bool		changed;
+	bool		past_no_return;
+	bool		dst_known;		/* the target's journal was read by the undo */
+
+	/* the run */
+	char	   *tmpdir;
+	char	   *pg_dump;
+	char	   *pg_restore;
+	double		t0;
+	double		frozen_at;		/* when this run froze the source, or 0 */
+	const char *step;
+	const char *outcome;
+	char	   *error_text;
+	void		(*on_failure) (void);	/* what fail() runs: give_up() */
+} Move;
+
+extern Move M;
+extern bool is(const char *a, const char *b);
+extern char *count_of(long long n, const char *one, const char *many);
+extern void set_phase(char *buf, const char *phase);
+extern void name_move(bool legacy);
+extern bool commit(Server *s);
+extern void rollback(Server *s);
+extern void check_interrupt(void);
+extern bool take_move_lock(Server *s);
+extern void need(Server *s);
+extern void finish(int code, const char *outcome) NORETURN;
+extern void fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+extern void refuse(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+/* journal.c */
+#define RANK_CHECKED 1
+#define RANK_COPYING 2
+#define RANK_COPIED 3			/* copied (offline), replicating (online) */
+#define RANK_CAUGHT_UP 4
+#define RANK_VERIFIED 5
+#define RANK_CUT_OVER 6
+#define RANK_DONE 7
+
+typedef struct JournalRow
+{
+	bool		found;
+	char	   *move_id;
+	char	   *side;
+	char	   *schema;
+	char	   *method;
+	char	   *phase;
+	char	   *peer;
+	char	   *schema_oid;
+	char	   *sub_oid;
+	char	   *started_at;
+	char	   *started_by;
+} JournalRow;
+
+#define JOURNAL_COLUMNS \
+	"move_id, side, schema_name, method, phase, peer, schema_oid, subscription_oid, " \
+	"pg_catalog.to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', started_by"
+
+extern int	target_rank(const char *phase);
+extern void journal_clear(JournalRow *j);
+extern bool journal_fill(PGresult *res, JournalRow *j);
+extern bool journal_unfinished(Server *s, JournalRow *j);
+extern bool journal_by_id(Server *s, const char *move_id, const char *side, JournalRow *j);
+extern bool journal_write(Server *s, const char *side, const char *phase);
+extern const char *target_phase_meaning(const char *phase);
+extern const char *source_phase_meaning(const char *phase);
+
+/* objects.c */
+extern void inspect_source(void);
+extern bool freeze_tables(Server *s);
+extern bool unfreeze_tables(Server *s, const char *schema);
+extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
+extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
+extern bool count_rows(Server *s, long long *counts);
+extern bool sequence_positions(Server *s, char **pos);
+extern bool drop_subscription(void);
+extern bool drop_slots(bool main_slot);
+extern bool unpublish(void);
+extern char *slots_of_move(Server *s);
+extern void hint_drop_slots(Server *s, const char *slots);
+extern void report_state(void);
+
+/* undo.c */
+extern void give_up(void) NORETURN;
+extern bool undo_target(void);
+extern bool undo_source(void);
+
+/* checks.c */
+extern JournalRow jsrc,
+			jdst;
+extern void connect_for_abort(void);
+extern void connect_both(void);
+extern void check_servers(void);
+extern void check_new_move(void);
+extern bool load_unfinished(void);
+extern void describe_unfinished(void);
+extern bool moved_away_pending(void);
+
+/* copy.c */
+typedef struct CopyProgress
+{
+	Server	   *server;
+	const char *label;
+	const char *command;		/* 'COPY TO' or 'COPY FROM' */
+	double		started;
+	long long	total;
+	const char *extra;
+	/* on the target, tables restored in an uncommitted transaction: by relid */
+	bool		by_relid;
+	int			nrel;
+	char		relid[MAX_TRACKED_RELS][12];
+	long long	reldone[MAX_TRACKED_RELS];
+} CopyProgress;
+
+extern void copy_progress_tick(void *arg);
+extern void copy_progress_reset(void);
+extern void copy_schema(bool schema_only);
+extern void target_fresh_schema(void);
+extern void step_copy_offline(void);
+
+/* online.c */
+extern void step_publish(void);
+extern void step_copy_online(void);
+extern void step_wait_sync(void);
+extern void step_close_gap(void);
+extern void step_catch_up(void);
+extern void step_carry_sequences(void);
+
+/* cutover.c */
+extern void step_freeze(void);
+extern void step_verify(void);
+extern void step_cutover(void);
+extern void step_finish(void);
 
 #endif							/* SHARDID_MOVE_H */

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * proc.c
- *	  The process side of shardid-move: signals, child processes (pg_dump,
+ *	  The process side of shardid-move: signals and the query cancel they
+ *	  fire, child processes (pg_dump,
  *	  pg_restore), the private directory for the dump, and the test hook
  *	  that pauses the move at a named phase.
  *
@@ -36,12 +37,65 @@ volatile sig_atomic_t interrupted_by = 0;
 static char *private_dir = NULL;
 static pid_t private_dir_owner = 0;
 
+/* the query cancel a signal may fire: armed only while a query runs */
+static PGcancel *volatile armed_cancel = NULL;
+static volatile sig_atomic_t cancel_allowed = 1;
+
+static void
+block_signals(sigset_t *old)
+{
+	sigset_t	set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* the query about to run on conn is the one a signal cancels */
+void
+cancel_arm(PGconn *conn)
+{
+	PGcancel   *c = PQgetCancel(conn);
+	sigset_t	old;
+
+	block_signals(&old);
+	armed_cancel = c;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void
+cancel_disarm(void)
+{
+	PGcancel   *c;
+	sigset_t	old;
+
+	block_signals(&old);
+	c = armed_cancel;
+	armed_cancel = NULL;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (c)
+		PQfreeCancel(c);
+}
+
+/* the undo must not be cancelled by a second signal */
+void
+cancel_allow(bool allow)
+{
+	cancel_allowed = allow ? 1 : 0;
+}
+
+/* set a flag, and cancel the running query: PQcancel is safe here */
 static void
 on_signal(int sig)
 {
+	char		buf[256];
+
 	if (interrupted_by == 0)
 		interrupted_by = sig;
-	cancel_from_signal();
+	if (armed_cancel != NULL && cancel_allowed)
+		PQcancel(armed_cancel, buf, sizeof(buf));
 }
 
 void
@@ -333,7 +387,7 @@ child_wait(pid_t pid, void (*tick) (void *), void *arg)
 			tick(arg);
 			next_tick = now_seconds() + 0.2;
 		}
-		nap(20);
+		nap(CHILD_NAP_MS);
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -356,7 +410,7 @@ file_tail(const char *path, int max_lines)
 
 	if (f == NULL)
 		return xstrdup("");
-	lines = calloc(max_lines, sizeof(char *));
+	lines = xcalloc(max_lines, sizeof(char *));
 	while (fgets(line, sizeof(line), f))
 	{
 		chomp(line);
@@ -373,7 +427,7 @@ file_tail(const char *path, int max_lines)
 	fclose(f);
 	for (i = 0; i < n; i++)
 		len += strlen(lines[i]) + 2;
-	out = calloc(1, len);
+	out = xcalloc(1, len);
 	for (i = 0; i < n; i++)
 	{
 		if (i > 0)
@@ -410,6 +464,6 @@ pause_point(const char *point)
 	{
 		if (file && file[0] && access(file, F_OK) != 0)
 			break;
-		nap(20);
+		nap(CHILD_NAP_MS);
 	}
 }

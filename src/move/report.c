@@ -262,7 +262,7 @@ xprintf(const char *fmt,...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	r = malloc(n + 1);
+	r = n < 0 ? NULL : malloc(n + 1);
 	if (n < 0 || r == NULL)
 	{
 		fputs(PROGNAME ": error: out of memory\n", stderr);
@@ -271,5 +271,19 @@ xprintf(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(r, n + 1, fmt, ap);
 	va_end(ap);
+	return r;
+}
+
+/* zeroed memory, or the program ends: nothing of the move is half-built */
+void *
+xcalloc(size_t n, size_t size)
+{
+	void	   *r = calloc(n ? n : 1, size ? size : 1);
+
+	if (r == NULL)
+	{
+		fputs(PROGNAME ": error: out of memory\n", stderr);
+		exit(EXIT_UNFINISHED);
+	}
 	return r;
 }

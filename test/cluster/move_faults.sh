@@ -179,8 +179,9 @@ matrix_case() {	# matrix_case METHOD PHASE SIGNAL [abort|resume]
 	expect "$?" = 1 "$label: a new run after SIGKILL"
 	echo "$out" | grep -q "unfinished" || fail "$label: the new run does not mention the unfinished move: $out"
 	# a replication slot left by the killed run is named with the SQL that drops it
-	if [ -n "$(on "$src" -c "SELECT slot_name FROM pg_replication_slots WHERE slot_name = 'shardid_move_5'")" ]; then
-		echo "$out" | grep -qF "SELECT pg_catalog.pg_drop_replication_slot('shardid_move_5');" ||
+	slot=$(on "$src" -c "SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE 'shardid\\_move\\_5\\_%'")
+	if [ -n "$slot" ]; then
+		echo "$out" | grep -qF "SELECT pg_catalog.pg_drop_replication_slot('$slot');" ||
 			fail "$label: a replication slot is left without the SQL that drops it: $out"
 	fi
 	if [ "$follow" = abort ]; then
@@ -364,16 +365,18 @@ fi
 if run_paused copy --online; then
 	sub=""
 	for i in $(seq 1 600); do
-		sub=$(on "$dst" -c "SELECT s.oid FROM pg_subscription s WHERE s.subname = 'shardid_move_5' AND
-		                    NOT EXISTS (SELECT FROM pg_subscription_rel r WHERE r.srsubid = s.oid AND r.srsubstate <> 'r')")
+		# the move's subscription: shardid_move_5_<move id>
+		read -r sub subname <<<"$(on "$dst" -F' ' -c "SELECT s.oid, s.subname FROM pg_subscription s
+		                    WHERE s.subname LIKE 'shardid\\_move\\_5\\_%' AND
+		                    NOT EXISTS (SELECT FROM pg_subscription_rel r WHERE r.srsubid = s.oid AND r.srsubstate <> 'r')")"
 		[ -n "$sub" ] && break
 		sleep 0.1
 	done
 	rel=$(on "$dst" -c "SELECT '$QS.notes'::regclass::oid")
 	on "$dst" >/dev/null <<SQL || fail "orphaned sync: could not make the state"
-ALTER SUBSCRIPTION shardid_move_5 DISABLE;
+ALTER SUBSCRIPTION $subname DISABLE;
 UPDATE pg_subscription_rel SET srsubstate = 'f', srsublsn = NULL WHERE srsubid = $sub AND srrelid = $rel;
-ALTER SUBSCRIPTION shardid_move_5 ENABLE;
+ALTER SUBSCRIPTION $subname ENABLE;
 SQL
 	add_row "$src" || fail "orphaned sync: no write before the cutover"
 	rm -f "$marker"

@@ -1,0 +1,577 @@
+/*-------------------------------------------------------------------------
+ *
+ * checks.c
+ *	  Everything checked before anything changes: the connections, what
+ *	  both servers must offer, the preflight of a new move, and the
+ *	  unfinished moves of the shard that their journals record.
+ *
+ * src/move/checks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+static int	check_leftovers(void);
+
+/* the journal rows of an unfinished move: source, target */
+JournalRow	jsrc,
+			jdst;
+
+/* --abort: undo what can be undone on the server that answers */
+void
+connect_for_abort(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	int			i,
+				up = 0;
+
+	for (i = 0; i < 2; i++)
+	{
+		if (server_connect(s[i]))
+			up++;
+		else
+			warning_msg("cannot connect to the %s server: %s", s[i]->option, db_error());
+	}
+	if (up == 0)
+	{
+		error_msg("neither server answers: nothing can be undone");
+		finish(EXIT_UNFINISHED, "unfinished");
+	}
+}
+
+void
+connect_both(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	int			i;
+
+	for (i = 0; i < 2; i++)
+	{
+		if (!server_connect(s[i]))
+		{
+			error_msg("cannot connect to the %s server: %s", s[i]->option, db_error());
+			finish(EXIT_FAILED, "failed");
+		}
+	}
+}
+
+/* what both servers must offer for any run */
+void
+check_servers(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	char	   *epoch[2] = {NULL, NULL};
+	char	   *ident[2] = {NULL, NULL};
+	int			i;
+
+	for (i = 0; i < 2; i++)
+	{
+		char	   *v = NULL;
+		const char *su = PQparameterStatus(s[i]->conn, "is_superuser");
+
+		if (!is(su, "on"))
+			refuse("shardid-move must connect to the %s server as a superuser (it writes the move journal, "
+				   "freezes other roles' tables and manages replication)", s[i]->option);
+		if (!get_value(s[i], &v, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'shardid'", 0))
+			refuse("could not query the %s server: %s", s[i]->option, db_error());
+		if (v == NULL)
+			refuse("shardid is not installed in the %s database (%s); run CREATE EXTENSION shardid there",
+				   s[i]->option, s[i]->where);
+		if (!get_value(s[i], &v, "SELECT pg_catalog.to_regclass('shardid.move_journal')::text", 0))
+			refuse("could not query the %s server: %s", s[i]->option, db_error());
+		if (v == NULL)
+			refuse("shardid on the %s server has no move journal; run ALTER EXTENSION shardid UPDATE there",
+				   s[i]->option);
+		if (PQserverVersion(s[i]->conn) / 10000 > PQlibVersion() / 10000)
+			refuse("the %s server runs PostgreSQL %d, newer than this shardid-move's pg_dump (%d)",
+				   s[i]->option, PQserverVersion(s[i]->conn) / 10000, PQlibVersion() / 10000);
+		if (!get_value(s[i], &epoch[i], "SELECT epoch_ms::text FROM shardid.info()", 0))
+			refuse("could not read shardid.info() on the %s server: %s", s[i]->option, db_error());
+		if (!get_value(s[i], &ident[i],
+					   "SELECT system_identifier::text || '/' || pg_catalog.current_database() "
+					   "FROM pg_catalog.pg_control_system()", 0))
+			refuse("could not identify the %s server: %s", s[i]->option, db_error());
+	}
+	if (is(ident[0], ident[1]))
+		refuse("--from and --to name the same database");
+	if (!is(epoch[0], epoch[1]))
+		refuse("shardid.epoch differs: %s on the --from server, %s on the --to server; "
+			   "ids would decode wrongly on one of them", epoch[0], epoch[1]);
+	{
+		char	   *v = NULL;
+
+		if (!get_value(&M.from, &v, "SELECT pg_catalog.to_regclass('shardid.shard_registry')::text", 0))
+			refuse("could not query the --from server: %s", db_error());
+		if (v == NULL)
+			refuse("shardid on the --from server has no shard registry; run ALTER EXTENSION shardid UPDATE there");
+	}
+}
+
+/*
+ * Code of other roles that the move would run as a superuser, one problem
+ * per row.  No query of the move reads a shard table as the superuser
+ * (owner_values()), and pg_restore creates indexes as their table's owner
+ * (PostgreSQL does that itself).  What is left:
+ *
+ *	 kind 0, always: FORCE ROW LEVEL SECURITY, under which the owner's count
+ *	   is filtered (row_security = off makes it fail instead);
+ *	 kind 1, offline, or online into PostgreSQL 15 (whose subscription
+ *	   applies as its owner, a superuser; 16+ apply as the table's owner):
+ *	   CHECK constraints, domain CHECKs and generated columns, which COPY
+ *	   and the apply evaluate for every row;
+ *	 kind 2, same: index expressions and predicates of a table with a
+ *	   foreign key, which pg_restore's check of the key plans;
+ *	 kind 3, online into 15: index expressions and predicates (the apply
+ *	   evaluates them), and triggers that fire on a subscriber (ENABLE
+ *	   ALWAYS or REPLICA).
+ *
+ * "Code of another role": a function whose owner is no superuser, called
+ * directly or through an operator (pg_depend records both; built-in objects
+ * are pinned and never listed).  Restoring as the objects' owners (pg_restore
+ * --use-set-session-authorization) would not help: the code could run SET
+ * SESSION AUTHORIZATION DEFAULT and be the superuser again.
+ */
+#define SUPER "which this move would run as a superuser"
+#define OWNER_CODE_SQL \
+	"WITH RECURSIVE tbl AS (" \
+	" SELECT c.oid, c.relforcerowsecurity FROM pg_catalog.pg_class c" \
+	" WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p'))," \
+	"fn AS (" \
+	" SELECT p.oid, p.oid::pg_catalog.regprocedure::pg_catalog.text AS name," \
+	"        pg_catalog.pg_get_userbyid(p.proowner) AS owner" \
+	" FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.oid = p.proowner WHERE NOT r.rolsuper)," \
+	"dep AS (" \
+	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
+	" JOIN fn ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid = fn.oid" \
+	" UNION ALL" \
+	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
+	" JOIN pg_catalog.pg_operator o ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass" \
+	"  AND d.refobjid = o.oid" \
+	" JOIN fn ON fn.oid = o.oprcode::pg_catalog.oid)," \
+	"coltype AS (" \
+	" SELECT a.attrelid, a.attname, a.atttypid AS typ FROM tbl" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = tbl.oid AND a.attnum > 0 AND NOT a.attisdropped" \
+	" UNION" \
+	" SELECT ct.attrelid, ct.attname, CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.typelem END" \
+	" FROM coltype ct JOIN pg_catalog.pg_type t ON t.oid = ct.typ" \
+	" WHERE t.typtype = 'd' OR t.typelem <> 0)," \
+	"problem AS (" \
+	" SELECT 0 AS kind, pg_catalog.format('table %s has FORCE ROW LEVEL SECURITY: the move counts its rows " \
+	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
+	" FROM tbl WHERE tbl.relforcerowsecurity" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: CHECK constraint %I calls function %s of role %s, " SUPER "'," \
+	"  tbl.oid::pg_catalog.regclass, con.conname, dep.name, dep.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_constraint con ON con.conrelid = tbl.oid AND con.contype = 'c'" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: column %I is of domain %s, whose CHECK constraint %I calls " \
+	"function %s of role %s, " SUPER "', ct.attrelid::pg_catalog.regclass, ct.attname, con.contypid::pg_catalog.regtype," \
+	"  con.conname, dep.name, dep.owner) FROM coltype ct" \
+	" JOIN pg_catalog.pg_constraint con ON con.contypid = ct.typ" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: generated column %I calls function %s of role %s, " SUPER "'," \
+	"  tbl.oid::pg_catalog.regclass, a.attname, dep.name, dep.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = tbl.oid" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND a.attgenerated <> ''" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = ad.oid" \
+	" UNION ALL" \
+	" SELECT CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
+	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid)) THEN 2 ELSE 3 END," \
+	"  pg_catalog.format('table %s: index %s calls function %s of role %s%s, " SUPER "', tbl.oid::pg_catalog.regclass," \
+	"  i.indexrelid::pg_catalog.regclass, dep.name, dep.owner, CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f" \
+	"  WHERE f.contype = 'f' AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	"  THEN ' (the table has a foreign key, whose check plans it)' ELSE '' END) FROM tbl" \
+	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid" \
+	" JOIN dep ON dep.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.objid = i.indexrelid" \
+	" UNION ALL" \
+	" SELECT 3, pg_catalog.format('table %s: trigger %I fires on a subscriber (ENABLE %s) and calls function %s of " \
+	"role %s, " SUPER "', tbl.oid::pg_catalog.regclass, tg.tgname, CASE tg.tgenabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END," \
+	"  fn.name, fn.owner) FROM tbl" \
+	" JOIN pg_catalog.pg_trigger tg ON tg.tgrelid = tbl.oid AND NOT tg.tgisinternal AND tg.tgenabled IN ('A', 'R')" \
+	" JOIN fn ON fn.oid = tg.tgfoid)" \
+	"SELECT DISTINCT text FROM problem WHERE kind = 0 OR (kind IN (1, 2) AND ($2 OR $3)) OR (kind = 3 AND $3) " \
+	"ORDER BY 1"
+
+/* event triggers that would run code of another role on the move's DDL */
+#define EVENT_TRIGGER_SQL \
+	"SELECT pg_catalog.format('event trigger %I calls function %s of role %s', e.evtname," \
+	" e.evtfoid::pg_catalog.regprocedure, pg_catalog.pg_get_userbyid(p.proowner))" \
+	" FROM pg_catalog.pg_event_trigger e JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid" \
+	" JOIN pg_catalog.pg_roles r ON r.oid = p.proowner" \
+	" WHERE NOT r.rolsuper AND e.evtenabled <> 'D' ORDER BY 1"
+
+/* is there code of another role the move would run as a superuser? */
+static int
+check_owner_code(void)
+{
+	bool		old_apply = M.online && PQserverVersion(M.to.conn) < 160000;
+	PGresult   *res;
+	int			problems = 0,
+				i,
+				k;
+	Server	   *s[] = {&M.from, &M.to};
+
+	res = query(&M.from, OWNER_CODE_SQL, 3, M.src_schema_oid, M.online ? "false" : "true",
+				old_apply ? "true" : "false");
+	if (res == NULL)
+		refuse("could not read the definitions of schema \"%s\": %s", M.schema, db_error());
+	for (i = 0; i < PQntuples(res); i++, problems++)
+		error_msg("%s", PQgetvalue(res, i, 0));
+	PQclear(res);
+	for (k = 0; k < 2; k++)
+	{
+		res = query(s[k], EVENT_TRIGGER_SQL, 0);
+		if (res == NULL)
+			refuse("could not read the event triggers of the %s server: %s", s[k]->option, db_error());
+		for (i = 0; i < PQntuples(res); i++, problems++)
+			error_msg("%s on the %s server, which the move's DDL would fire as a superuser",
+					  PQgetvalue(res, i, 0), s[k]->option);
+		PQclear(res);
+	}
+	if (problems > 0)
+	{
+		detail_msg("shardid-move runs no code of other roles with a superuser's rights.%s",
+				   old_apply ? " The --to server runs PostgreSQL 15, whose subscriptions apply changes as "
+				   "their owner, a superuser; from PostgreSQL 16 on they apply as the table's owner." : "");
+		hint_msg("Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move, or have a superuser own "
+				 "the functions they call.");
+	}
+	return problems;
+}
+
+/*
+ * What pg_restore and the subscription will need on the --to server, read
+ * on the --from server as (kind, name, what needs it) rows and looked up on
+ * the --to server: roles that own or were granted anything in the schema,
+ * tables outside the schema that its foreign keys reference, extensions
+ * whose types or functions it uses; and, for --online, its unlogged tables,
+ * which logical replication does not carry.  One message per problem.
+ */
+#define NEEDS_SQL \
+	"WITH obj AS (" \
+	" SELECT nspowner AS owner, nspacl AS acl, 'schema ' || pg_catalog.quote_ident(nspname) AS what" \
+	" FROM pg_catalog.pg_namespace WHERE oid = $1::oid" \
+	" UNION ALL SELECT relowner, relacl, pg_catalog.format('%s %s', CASE relkind WHEN 'S' THEN 'sequence' " \
+	"  WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' ELSE 'table' END, oid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_class WHERE relnamespace = $1::oid AND relkind IN ('r', 'p', 'S', 'v', 'm', 'f')" \
+	" UNION ALL SELECT c.relowner, a.attacl, pg_catalog.format('column %I of %s', a.attname, c.oid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid" \
+	" WHERE c.relnamespace = $1::oid AND a.attacl IS NOT NULL" \
+	" UNION ALL SELECT proowner, proacl, 'function ' || oid::pg_catalog.regprocedure::pg_catalog.text" \
+	" FROM pg_catalog.pg_proc WHERE pronamespace = $1::oid" \
+	" UNION ALL SELECT typowner, typacl, 'type ' || oid::pg_catalog.regtype::pg_catalog.text" \
+	" FROM pg_catalog.pg_type WHERE typnamespace = $1::oid AND typtype IN ('d', 'e', 'r', 'm'))" \
+	"SELECT 'role', pg_catalog.pg_get_userbyid(owner), pg_catalog.min(what) || ' is owned by it' FROM obj " \
+	" GROUP BY owner" \
+	" UNION ALL SELECT 'role', pg_catalog.pg_get_userbyid(x.grantee), pg_catalog.min(obj.what) || ' grants it privileges'" \
+	" FROM obj, pg_catalog.aclexplode(obj.acl) x WHERE x.grantee <> 0 GROUP BY x.grantee" \
+	" UNION ALL SELECT 'table', pg_catalog.format('%I.%I', n.nspname, r.relname)," \
+	"  pg_catalog.format('foreign key %I of %s references it', con.conname, con.conrelid::pg_catalog.regclass)" \
+	" FROM pg_catalog.pg_constraint con JOIN pg_catalog.pg_class c ON c.oid = con.conrelid" \
+	" JOIN pg_catalog.pg_class r ON r.oid = con.confrelid JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace" \
+	" WHERE con.contype = 'f' AND c.relnamespace = $1::oid AND r.relnamespace <> $1::oid" \
+	" UNION ALL SELECT DISTINCT 'extension', e.extname::pg_catalog.text, 'schema ' || pg_catalog.quote_ident(s.nspname) || ' uses it'" \
+	" FROM pg_catalog.pg_depend d" \
+	" JOIN pg_catalog.pg_depend m ON m.classid = d.refclassid AND m.objid = d.refobjid AND m.deptype = 'e'" \
+	" JOIN pg_catalog.pg_extension e ON e.oid = m.refobjid" \
+	" JOIN pg_catalog.pg_namespace s ON s.oid = $1::oid" \
+	" WHERE d.refclassid IN ('pg_catalog.pg_type'::pg_catalog.regclass, 'pg_catalog.pg_proc'::pg_catalog.regclass," \
+	"  'pg_catalog.pg_operator'::pg_catalog.regclass) AND e.extname <> 'shardid' AND (" \
+	"  (d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid IN" \
+	"   (SELECT oid FROM pg_catalog.pg_class WHERE relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid IN (SELECT ad.oid FROM pg_catalog.pg_attrdef ad" \
+	"   JOIN pg_catalog.pg_class c ON c.oid = ad.adrelid WHERE c.relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid IN (SELECT con.oid FROM" \
+	"   pg_catalog.pg_constraint con JOIN pg_catalog.pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = $1::oid))" \
+	"  OR (d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid IN" \
+	"   (SELECT oid FROM pg_catalog.pg_proc WHERE pronamespace = $1::oid)))" \
+	" UNION ALL SELECT 'unlogged', c.oid::pg_catalog.regclass::pg_catalog.text, ''" \
+	" FROM pg_catalog.pg_class c WHERE $2 AND c.relnamespace = $1::oid AND c.relpersistence = 'u' AND c.relkind = 'r'" \
+	" ORDER BY 1, 2"
+
+static int
+preflight(void)
+{
+	PGresult   *res = query(&M.from, NEEDS_SQL, 2, M.src_schema_oid, M.online ? "true" : "false");
+	int			i,
+				problems = 0;
+
+	if (res == NULL)
+		refuse("could not read what schema \"%s\" needs: %s", M.schema, db_error());
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		const char *kind = PQgetvalue(res, i, 0);
+		const char *name = PQgetvalue(res, i, 1);
+		const char *why = PQgetvalue(res, i, 2);
+		char	   *found = NULL;
+		bool		ok;
+
+		if (is(kind, "unlogged"))
+		{
+			error_msg("table %s is unlogged: --online cannot carry it (logical replication publishes no "
+					  "unlogged table); move the shard offline, or ALTER TABLE %s SET LOGGED first", name, name);
+			problems++;
+			continue;
+		}
+		if (is(kind, "role"))
+			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1::name", 1, name);
+		else if (is(kind, "table"))
+			ok = get_value(&M.to, &found, "SELECT pg_catalog.to_regclass($1)::pg_catalog.text", 1, name);
+		else
+			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = $1::name", 1, name);
+		if (!ok)
+			refuse("could not query the --to server: %s", db_error());
+		if (found == NULL)
+		{
+			error_msg("%s %s does not exist on the --to server: %s", kind, name, why);
+			problems++;
+		}
+		free(found);
+	}
+	PQclear(res);
+	return problems + check_owner_code();
+}
+
+/* a new move: everything is checked before anything changes */
+void
+check_new_move(void)
+{
+	char	   *v = NULL;
+	char	   *max_shard = NULL;
+
+	if (!get_value(&M.from, &max_shard, "SELECT max_shard::text FROM shardid.info()", 0))
+		refuse("could not read shardid.info(): %s", db_error());
+	if (M.shard > atoi(max_shard))
+		refuse("shard %d is out of range: a shard must be between 0 and %s", M.shard, max_shard);
+
+	if (!get_value(&M.from, &M.schema, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
+				   1, M.shard_s))
+		refuse("could not read the shard registry of the --from server: %s", db_error());
+	if (M.schema == NULL)
+		refuse("shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", M.shard);
+
+	if (!get_value(&M.to, &v, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
+				   1, M.shard_s))
+		refuse("could not read the shard registry of the --to server: %s", db_error());
+	if (v != NULL)
+		refuse("shard %d already lives on the --to server (schema \"%s\"); nothing was changed", M.shard, v);
+	if (!get_value(&M.to, &v, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, M.schema))
+		refuse("could not query the --to server: %s", db_error());
+	if (v != NULL)
+		refuse("schema \"%s\" already exists on the --to server; nothing was changed", M.schema);
+
+	inspect_source();
+
+	if (preflight() > 0)
+		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
+
+	if (M.online)
+	{
+		char	   *bad = NULL;
+		char	   *free_slots = NULL;
+
+		if (!get_value(&M.from, &v, "SELECT pg_catalog.current_setting('wal_level')", 0))
+			refuse("could not query the --from server: %s", db_error());
+		if (!is(v, "logical"))
+			refuse("--online needs wal_level = logical on the --from server (it is %s); nothing was changed", v);
+		if (!get_value(&M.from, &bad,
+					   "SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c.relname), ', ') FROM pg_catalog.pg_class c "
+					   "WHERE c.relnamespace = $1::oid AND c.relkind = 'r' AND (c.relreplident = 'n' OR "
+					   "(c.relreplident = 'd' AND NOT EXISTS (SELECT FROM pg_catalog.pg_index i "
+					   " WHERE i.indrelid = c.oid AND i.indisprimary)))",
+					   1, M.src_schema_oid))
+			refuse("could not query the --from server: %s", db_error());
+		if (bad)
+			refuse("--online cannot carry updates and deletes of tables without a primary key or replica identity: %s",
+				   bad);
+		if (!get_value(&M.from, &free_slots,
+					   "SELECT (pg_catalog.current_setting('max_replication_slots')::integer - "
+					   "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots))::text", 0))
+			refuse("could not query the --from server: %s", db_error());
+		if (atoi(free_slots) < 1 + (M.ntables > 2 ? 2 : M.ntables))
+			refuse("--online needs %d free replication slots on the --from server, it has %s (max_replication_slots)",
+				   1 + (M.ntables > 2 ? 2 : M.ntables), free_slots);
+	}
+	if (check_leftovers() > 0)
+		refuse("replication objects of an earlier move of shard %d are left; nothing was changed", M.shard);
+	if (!get_value(&M.from, &M.move_id, "SELECT pg_catalog.gen_random_uuid()::text", 0))
+		refuse("could not make a move id: %s", db_error());
+	name_move(false);
+	M.method = M.online ? "online" : "offline";
+}
+
+/*
+ * Did shardid-move 1.1 begin this move?  Its publication, slot and
+ * subscription are named shardid_move_<shard>, without the move id.
+ */
+static bool
+legacy_names(void)
+{
+	char	   *v = NULL;
+
+	name_move(true);
+	if (M.from.conn &&
+		get_value(&M.from, &v,
+				  "SELECT 1 WHERE EXISTS (SELECT FROM pg_catalog.pg_publication WHERE pubname = $1::name) "
+				  "OR EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name)",
+				  1, M.name) && v)
+		return true;
+	if (M.to.conn &&
+		get_value(&M.to, &v,
+				  "SELECT 1 FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+				  1, M.name) && v)
+		return true;
+	return false;
+}
+
+/*
+ * What earlier moves of the shard left on both servers: publications,
+ * replication slots and subscriptions named shardid_move_<shard> or
+ * shardid_move_<shard>_*.  Each is an error with the SQL that drops it.
+ */
+static int
+check_leftovers(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	char		prefix[OBJECT_NAME_LEN];
+	int			k,
+				i,
+				problems = 0;
+
+	snprintf(prefix, sizeof(prefix), "shardid_move_%d", M.shard);
+	for (k = 0; k < 2; k++)
+	{
+		PGresult   *res = query(s[k],
+								"SELECT 'publication', pubname::pg_catalog.text, NULL::integer "
+								"FROM pg_catalog.pg_publication "
+								"WHERE pubname = $1::name OR pubname::pg_catalog.text LIKE $2 "
+								"UNION ALL SELECT 'replication slot', slot_name::pg_catalog.text, active_pid "
+								"FROM pg_catalog.pg_replication_slots "
+								"WHERE slot_name = $1::name OR slot_name::pg_catalog.text LIKE $2 "
+								"UNION ALL SELECT 'subscription', subname::pg_catalog.text, NULL "
+								"FROM pg_catalog.pg_subscription WHERE (subname = $1::name OR subname::pg_catalog.text LIKE $2) "
+								"AND subdbid = (SELECT oid FROM pg_catalog.pg_database "
+								"WHERE datname = pg_catalog.current_database()) ORDER BY 1, 2",
+								2, prefix, xprintf("%s\\_%%", prefix));
+
+		if (res == NULL)
+			refuse("could not look for what earlier moves left on the %s server: %s", s[k]->option, db_error());
+		for (i = 0; i < PQntuples(res); i++, problems++)
+		{
+			const char *kind = PQgetvalue(res, i, 0);
+			const char *name = PQgetvalue(res, i, 1);
+
+			error_msg("the %s server holds %s \"%s\", left by an earlier move of shard %d", s[k]->option,
+					  kind, name, M.shard);
+			if (kind[0] == 'p')
+				hint_msg("If no move of shard %d is running, drop it there: DROP PUBLICATION \"%s\";",
+						 M.shard, name);
+			else if (kind[0] == 'r')
+			{
+				char	   *stop = PQgetisnull(res, i, 2) ? xstrdup("") :
+					xprintf("SELECT pg_catalog.pg_terminate_backend(%s); ", PQgetvalue(res, i, 2));
+
+				hint_msg("If no move of shard %d is running, drop it there: %sSELECT "
+						 "pg_catalog.pg_drop_replication_slot('%s');", M.shard, stop, name);
+				free(stop);
+			}
+			else
+				hint_msg("If no move of shard %d is running, drop it there: ALTER SUBSCRIPTION \"%s\" DISABLE; "
+						 "ALTER SUBSCRIPTION \"%s\" SET (slot_name = NONE); DROP SUBSCRIPTION \"%s\";",
+						 M.shard, name, name, name);
+		}
+		PQclear(res);
+	}
+	return problems;
+}
+
+/* read both journals; true when an unfinished move of the shard exists */
+bool
+load_unfinished(void)
+{
+	JournalRow	a,
+				b;
+
+	journal_clear(&a);
+	journal_clear(&b);
+	if ((M.from.conn && !journal_unfinished(&M.from, &a)) || (M.to.conn && !journal_unfinished(&M.to, &b)))
+		refuse("could not read the move journal: %s", db_error());
+	if (a.found && !is(a.side, "source"))
+		refuse("the --from server records an unfinished move of shard %d to it, started %s: "
+			   "give the servers the other way round", M.shard, a.started_at);
+	if (b.found && !is(b.side, "target"))
+		refuse("the --to server records an unfinished move of shard %d away from it, started %s: "
+			   "give the servers the other way round", M.shard, b.started_at);
+	if (a.found && b.found && !is(a.move_id, b.move_id))
+		refuse("the two servers record different unfinished moves of shard %d (%s on the --from server, "
+			   "%s on the --to server); finish or abort each with the server it names (column peer of "
+			   "shardid.move_journal)", M.shard, a.move_id, b.move_id);
+	if (!a.found && !b.found)
+		return false;
+	/* the other side's row of the same move, whatever its phase */
+	if (!a.found && M.from.conn)
+		journal_by_id(&M.from, b.move_id, "source", &a);
+	if (!b.found && M.to.conn)
+		journal_by_id(&M.to, a.move_id, "target", &b);
+	jsrc = a;
+	jdst = b;
+	{
+		const JournalRow *j = b.found ? &b : &a;
+
+		M.move_id = xstrdup(j->move_id);
+		M.schema = xstrdup(j->schema);
+		M.method = xstrdup(j->method);
+		M.online = is(M.method, "online");
+	}
+	/* "?": the server did not answer, its phase is unknown */
+	set_phase(M.src_phase, a.found ? a.phase : M.from.conn ? "" : "?");
+	set_phase(M.dst_phase, b.found ? b.phase : M.to.conn ? "" : "?");
+	M.dst_schema_oid = b.found ? b.schema_oid : NULL;
+	M.sub_oid = b.found && b.sub_oid ? b.sub_oid : (a.found ? a.sub_oid : NULL);
+	name_move(legacy_names());
+	return true;
+}
+
+void
+describe_unfinished(void)
+{
+	const JournalRow *j = jdst.found ? &jdst : &jsrc;
+	char	   *slots;
+
+	error_msg("shard %d has an unfinished %s move (schema \"%s\", started %s by %s)",
+			  M.shard, M.method, M.schema, j->started_at, j->started_by);
+	if (jsrc.found)
+		detail_msg("The --from server records phase \"%s\": %s.", jsrc.phase, source_phase_meaning(jsrc.phase));
+	else
+		detail_msg("The --from server records nothing of this move.");
+	if (jdst.found)
+		detail_msg("The --to server records phase \"%s\": %s.", jdst.phase, target_phase_meaning(jdst.phase));
+	else
+		detail_msg("The --to server records nothing of this move.");
+	slots = slots_of_move(&M.from);
+	hint_drop_slots(&M.from, slots);
+	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
+		hint_msg("Run the same command with --resume to finish the move (it is past the point of no return).");
+	else
+		hint_msg("Run the same command with --resume to finish the move, or with --abort to undo it.");
+}
+
+/* does the --from server hold a finished move of the shard, not dropped yet? */
+bool
+moved_away_pending(void)
+{
+	char	   *v = NULL;
+
+	if (!get_value(&M.from, &v,
+				   "SELECT move_id FROM shardid.move_journal WHERE shard = $1::integer AND side = 'source' "
+				   "AND phase = 'moved-away' LIMIT 1", 1, M.shard_s))
+		refuse("could not read the move journal of the --from server: %s", db_error());
+	return v != NULL;
+}

@@ -1,0 +1,372 @@
+/*-------------------------------------------------------------------------
+ *
+ * copy.c
+ *	  Copying with pg_dump and pg_restore as child processes, with a
+ *	  progress line read from pg_stat_progress_copy: the definitions of the
+ *	  schema (online moves) or the definitions and the rows of the frozen
+ *	  shard (offline moves), restored into the empty schema the move made on
+ *	  the target, in one transaction.
+ *
+ * src/move/copy.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "move.h"
+
+static long long
+copy_progress_poll(CopyProgress *cp)
+{
+	PGresult   *res;
+	int			i,
+				r;
+	long long	done = 0;
+
+	if (cp->by_relid)
+	{
+		res = query(cp->server,
+					"SELECT relid::text, tuples_processed FROM pg_catalog.pg_stat_progress_copy "
+					"WHERE datname = pg_catalog.current_database() AND command = $1",
+					1, cp->command);
+		for (r = 0; res && r < PQntuples(res); r++)
+		{
+			for (i = 0; i < cp->nrel; i++)
+				if (strcmp(cp->relid[i], PQgetvalue(res, r, 0)) == 0)
+					break;
+			if (i == cp->nrel && cp->nrel < MAX_TRACKED_RELS)
+				snprintf(cp->relid[cp->nrel++], sizeof(cp->relid[0]), "%s", PQgetvalue(res, r, 0));
+			if (i < MAX_TRACKED_RELS)
+				cp->reldone[i] = atoll(PQgetvalue(res, r, 1));
+		}
+		PQclear(res);
+		for (i = 0; i < cp->nrel; i++)
+			done += cp->reldone[i];
+		return done;
+	}
+	res = query(cp->server,
+				"SELECT c.relname, p.tuples_processed "
+				"FROM pg_catalog.pg_stat_progress_copy p "
+				"JOIN pg_catalog.pg_class c ON c.oid = p.relid "
+				"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+				"WHERE n.nspname = $1::name AND p.command = $2",
+				2, M.schema, cp->command);
+	for (i = 0; i < M.ntables; i++)
+		if (M.tables[i].seen == 1)
+			M.tables[i].seen = 2;	/* ended, unless still listed */
+	if (res)
+	{
+		for (r = 0; r < PQntuples(res); r++)
+			for (i = 0; i < M.ntables; i++)
+				if (is(M.tables[i].name, PQgetvalue(res, r, 0)))
+				{
+					M.tables[i].seen = 1;
+					M.tables[i].copied = atoll(PQgetvalue(res, r, 1));
+				}
+		PQclear(res);
+	}
+	for (i = 0; i < M.ntables; i++)
+	{
+		long long	n = M.tables[i].kind != 'r' ? 0 :
+			M.tables[i].rows ? M.tables[i].rows : M.tables[i].estimate;
+
+		if (M.tables[i].seen == 2)
+			done += n > M.tables[i].copied ? n : M.tables[i].copied;
+		else if (M.tables[i].seen == 1)
+			done += M.tables[i].copied;
+	}
+	return done;
+}
+
+void
+copy_progress_tick(void *arg)
+{
+	CopyProgress *cp = arg;
+	long long	done;
+	double		elapsed,
+				rate;
+	char		a[32],
+				b[32],
+				c[32],
+				d[32];
+
+	if (!progress_enabled())
+		return;
+	/* after the rows, pg_restore builds the indexes: say so, not "96%" */
+	if (cp->by_relid)
+	{
+		PGresult   *res = query(cp->server,
+								"SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total "
+								"FROM pg_catalog.pg_stat_progress_create_index "
+								"WHERE datname = pg_catalog.current_database() LIMIT 1", 0);
+
+		if (res && PQntuples(res) > 0)
+		{
+			long long	bt = atoll(PQgetvalue(res, 0, 2)),
+						tt = atoll(PQgetvalue(res, 0, 4));
+			char		part[64] = "";
+
+			if (bt > 0)
+				snprintf(part, sizeof(part), ", %lld%% of its blocks", 100 * atoll(PQgetvalue(res, 0, 1)) / bt);
+			else if (tt > 0)
+				snprintf(part, sizeof(part), ", %lld%% of its rows", 100 * atoll(PQgetvalue(res, 0, 3)) / tt);
+			progress("%s: rows copied; building an index: %s%s", cp->label, PQgetvalue(res, 0, 0), part);
+			PQclear(res);
+			return;
+		}
+		PQclear(res);
+	}
+	done = copy_progress_poll(cp);
+	elapsed = now_seconds() - cp->started;
+	rate = elapsed > 0 ? done / elapsed : 0;
+	if (cp->total > 0)
+		progress("%s: %s of %s%s rows (%.0f%%), %s rows/s, %s left%s",
+				 cp->label, fmt_count(a, sizeof(a), done), M.online ? "~" : "",
+				 fmt_count(b, sizeof(b), cp->total),
+				 100.0 * (done > cp->total ? cp->total : done) / cp->total,
+				 fmt_count(c, sizeof(c), rate),
+				 rate > 0 && cp->total > done ? fmt_seconds(d, sizeof(d), (cp->total - done) / rate) : "0 s",
+				 cp->extra ? cp->extra : "");
+	else
+		progress("%s: %s rows, %s rows/s%s", cp->label, fmt_count(a, sizeof(a), done),
+				 fmt_count(c, sizeof(c), rate), cp->extra ? cp->extra : "");
+}
+
+void
+copy_progress_reset(void)
+{
+	int			i;
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		M.tables[i].seen = 0;
+		M.tables[i].copied = 0;
+	}
+}
+
+static void
+run_child(const char *const argv[], const char *out, CopyProgress *cp, const char *what,
+		  const char *password)
+{
+	char	   *err = xprintf("%s/%s.err", M.tmpdir, strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
+	pid_t		pid;
+	int			status;
+
+	check_interrupt();
+	if (cp)
+	{
+		copy_progress_reset();
+		cp->started = now_seconds();
+	}
+	pid = child_start(argv, out, err, password);
+	if (pid < 0)
+		fail("could not start %s", argv[0]);
+	status = child_wait(pid, cp ? copy_progress_tick : NULL, cp);
+	progress_end();
+	if (status == -2)
+		fail("interrupted");
+	if (status != 0)
+	{
+		char	   *tail = file_tail(err, 4);
+
+		error_msg("%s failed (exit status %d)", what, status);
+		if (tail[0])
+			detail_msg("%s", tail);
+		fail("%s failed", what);
+	}
+	unlink(err);
+	free(err);
+}
+
+/*
+ * Dump the schema (data too unless schema_only), restore it into the empty
+ * schema this move created on the target, in one transaction.
+ */
+void
+copy_schema(bool schema_only)
+{
+	char	   *dump = xprintf("%s/shard.dump", M.tmpdir);
+	char	   *list = xprintf("%s/shard.list", M.tmpdir);
+	char	   *list2 = xprintf("%s/shard.use", M.tmpdir);
+	char	   *schema_arg = xprintf("--schema=%s", M.pattern);
+	const char *from_pw,
+			   *to_pw;
+	char	   *from_ci = child_conninfo(&M.from, &from_pw);
+	char	   *to_ci = child_conninfo(&M.to, &to_pw);
+	char	   *from_db = xprintf("--dbname=%s", from_ci);
+	char	   *to_db = xprintf("--dbname=%s", to_ci);
+	char	   *list_arg = xprintf("--use-list=%s", list2);
+	char	   *file_arg = xprintf("--file=%s", dump);
+	CopyProgress cp = {0};
+	FILE	   *in,
+			   *out;
+	char		line[8192];
+	int			i;
+	long long	total = 0;
+
+	for (i = 0; i < M.ntables; i++)
+		if (M.tables[i].kind == 'r')
+			total += M.tables[i].rows ? M.tables[i].rows : M.tables[i].estimate;
+	cp.total = total;
+
+	{
+		const char *argv[] = {M.pg_dump, "--format=custom", schema_arg, file_arg,
+			"--no-publications", "--no-subscriptions", schema_only ? "--schema-only" : "--no-sync",
+		from_db, NULL};
+
+		cp.server = &M.from;
+		cp.label = "copy, reading from the --from server";
+		cp.command = "COPY TO";
+		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_dump of the --from server", from_pw);
+	}
+	{
+		const char *argv[] = {M.pg_restore, "--list", dump, NULL};
+
+		run_child(argv, list, NULL, "pg_restore --list", NULL);
+	}
+
+	/*
+	 * The move created the schema on the target itself (and recorded its
+	 * oid); the archive's own CREATE SCHEMA, the entry with the source
+	 * schema's oid in pg_namespace (2615), is left out.
+	 */
+	in = fopen(list, "r");
+	out = fopen(list2, "w");
+	if (in == NULL || out == NULL)
+		fail("could not filter the list of the dump: %s", strerror(errno));
+	{
+		char	   *skip = xprintf("2615 %s SCHEMA ", M.src_schema_oid);
+
+		while (fgets(line, sizeof(line), in))
+		{
+			char	   *p = strchr(line, ';');
+
+			if (line[0] != ';' && p && strncmp(p + 2, skip, strlen(skip)) == 0)
+				fprintf(out, ";%s", line);
+			else
+				fputs(line, out);
+		}
+		free(skip);
+	}
+	fclose(in);
+	fclose(out);
+
+	pause_point("restore");
+	check_interrupt();
+	{
+		const char *argv[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+		list_arg, to_db, dump, NULL};
+
+		cp.server = &M.to;
+		cp.label = "copy, writing to the --to server";
+		cp.command = "COPY FROM";
+		cp.by_relid = true;
+		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_restore into the --to server", to_pw);
+	}
+	unlink(dump);
+	unlink(list);
+	unlink(list2);
+	free(dump);
+	free(list);
+	free(list2);
+	free(schema_arg);
+	free(from_db);
+	free(to_db);
+	free(from_ci);
+	free(to_ci);
+	free(list_arg);
+	free(file_arg);
+}
+
+/*
+ * Target: drop what an earlier attempt left (its subscription, the schema
+ * it created), then create the empty schema and record its oid, in one
+ * transaction: the journal always names exactly the schema this move made.
+ */
+void
+target_fresh_schema(void)
+{
+	char	   *sql;
+	char	   *qowner = quote_ident(&M.to, M.owner);
+	bool		ok;
+	char	   *oid = NULL;
+	char	   *old = NULL;
+
+	need(&M.to);
+	if (!drop_subscription())
+		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
+	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", M.qschema, qowner);
+	ok = tx_begin(&M.to);
+	if (ok && M.dst_schema_oid)
+	{
+		ok = get_value(&M.to, &old, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid",
+					   1, M.dst_schema_oid);
+		if (ok && old)
+		{
+			char	   *q = quote_ident(&M.to, old);
+			char	   *drop = xprintf("DROP SCHEMA %s CASCADE", q);
+
+			ok = exec_sql(&M.to, drop, 0);
+			free(drop);
+			free(q);
+		}
+	}
+	ok = ok &&
+		journal_write(&M.to, "target", "copying") &&
+		exec_sql(&M.to, sql, 0) &&
+		get_value(&M.to, &oid, "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, M.schema) &&
+		exec_sql(&M.to,
+				 "UPDATE shardid.move_journal SET schema_oid = $1::oid, subscription_oid = NULL, "
+				 "updated_at = pg_catalog.now() WHERE move_id = $2 AND side = 'target'",
+				 2, oid, M.move_id) &&
+		commit(&M.to);
+	free(sql);
+	free(qowner);
+	if (!ok)
+	{
+		char	   *why = xstrdup(db_error());
+
+		rollback(&M.to);
+		fail("could not create schema \"%s\" on the --to server: %s", M.schema, why);
+	}
+	if (old)
+		say("--to server: the partial copy of an earlier attempt was dropped");
+	M.dst_schema_oid = oid;
+}
+
+/* offline: dump and restore the frozen shard */
+void
+step_copy_offline(void)
+{
+	long long  *counts = xcalloc(M.ntables + 1, sizeof(long long));
+	int			i;
+	double		t = now_seconds();
+	char		a[32];
+
+	M.step = "the copy";
+	check_interrupt();
+	target_fresh_schema();
+	need(&M.from);
+	if (!count_rows(&M.from, counts))
+		fail("could not count the rows of shard %d on the --from server: %s", M.shard, db_error());
+	M.rows_total = 0;
+	for (i = 0; i < M.ntables; i++)
+	{
+		M.tables[i].rows = counts[i];
+		M.rows_total += counts[i];
+	}
+	free(counts);
+	say("copying schema \"%s\": %s, %s rows, %s", M.schema, count_of(M.ntables, "table", "tables"),
+		fmt_count(a, sizeof(a), M.rows_total), count_of(M.nseqs, "sequence", "sequences"));
+	copy_schema(false);
+	pause_point("copy");
+	check_interrupt();
+	need(&M.to);
+	if (!journal_write(&M.to, "target", "copied"))
+		fail("could not record the copy on the --to server: %s", db_error());
+	say("copied in %.1f s", now_seconds() - t);
+}

@@ -1,0 +1,530 @@
+/*-------------------------------------------------------------------------
+ *
+ * objects.c
+ *	  What a move makes and reads on a server: the shard's tables and
+ *	  sequences on the source, the guard triggers that refuse writes, the
+ *	  row counts and sequence positions that verify a copy, the replication
+ *	  slots, publication and subscription of an online move, and a report
+ *	  of what each server holds of the shard.
+ *
+ * src/move/objects.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+/* tables, sequences and owner of the schema on the source */
+void
+inspect_source(void)
+{
+	PGresult   *res;
+	int			i;
+
+	M.qschema = quote_ident(&M.from, M.schema);
+	{
+		/* pg_dump --schema takes a pattern: in double quotes a name is exact */
+		size_t		n = strlen(M.schema),
+					o = 0;
+
+		M.pattern = xcalloc(2 * n + 3, 1);
+		M.pattern[o++] = '"';
+		for (i = 0; i < (int) n; i++)
+		{
+			if (M.schema[i] == '"')
+				M.pattern[o++] = '"';
+			M.pattern[o++] = M.schema[i];
+		}
+		M.pattern[o++] = '"';
+		M.pattern[o] = '\0';
+	}
+	res = query(&M.from,
+				"SELECT n.oid, pg_catalog.pg_get_userbyid(n.nspowner) "
+				"FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::name",
+				1, M.schema);
+	if (res == NULL)
+		fail("could not read schema \"%s\" on the --from server: %s", M.schema, db_error());
+	if (PQntuples(res) == 0)
+		fail("schema \"%s\" of shard %d does not exist on the --from server", M.schema, M.shard);
+	M.src_schema_oid = xstrdup(PQgetvalue(res, 0, 0));
+	M.owner = xstrdup(PQgetvalue(res, 0, 1));
+	PQclear(res);
+
+	res = query(&M.from,
+				"SELECT c.relname, c.relkind, GREATEST(c.reltuples, 0)::bigint, "
+				"pg_catalog.pg_get_userbyid(c.relowner) "
+				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') "
+				"ORDER BY c.relname",
+				1, M.src_schema_oid);
+	if (res == NULL)
+		fail("could not list the tables of schema \"%s\": %s", M.schema, db_error());
+	M.ntables = PQntuples(res);
+	M.tables = xcalloc(M.ntables + 1, sizeof(Table));
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *qt = quote_ident(&M.from, PQgetvalue(res, i, 0));
+
+		M.tables[i].name = xstrdup(PQgetvalue(res, i, 0));
+		M.tables[i].qname = xprintf("%s.%s", M.qschema, qt);
+		M.tables[i].kind = PQgetvalue(res, i, 1)[0];
+		M.tables[i].estimate = atoll(PQgetvalue(res, i, 2));
+		M.tables[i].owner = xstrdup(PQgetvalue(res, i, 3));
+		free(qt);
+	}
+	PQclear(res);
+
+	res = query(&M.from,
+				"SELECT c.relname FROM pg_catalog.pg_class c "
+				"WHERE c.relnamespace = $1::oid AND c.relkind = 'S' ORDER BY c.relname",
+				1, M.src_schema_oid);
+	if (res == NULL)
+		fail("could not list the sequences of schema \"%s\": %s", M.schema, db_error());
+	M.nseqs = PQntuples(res);
+	M.seqs = xcalloc(M.nseqs + 1, sizeof(Seq));
+	for (i = 0; i < M.nseqs; i++)
+	{
+		char	   *qn = quote_ident(&M.from, PQgetvalue(res, i, 0));
+
+		M.seqs[i].name = xstrdup(PQgetvalue(res, i, 0));
+		M.seqs[i].qname = xprintf("%s.%s", M.qschema, qn);
+		free(qn);
+	}
+	PQclear(res);
+}
+
+/* in the current transaction: every table of the schema refuses writes */
+bool
+freeze_tables(Server *s)
+{
+	char	   *sql,
+			   *list = xstrdup("");
+	int			i;
+	bool		ok;
+	char	   *arg = quote_literal(s, M.shard_s);
+
+	/*
+	 * Every table locked first, in one statement, in name order: the freeze
+	 * then waits for at most one lock at a time, and never longer than the
+	 * lock_timeout tx_with_lock_retry() set, shorter than the server's
+	 * deadlock_timeout; so a writer waiting for a table the freeze holds
+	 * finds no deadlock when it looks, the freeze gives up first, and the
+	 * writer goes on (and gets the refusal once the freeze commits).
+	 */
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *n = xprintf("%s%s%s", list, i ? ", " : "", M.tables[i].qname);
+
+		free(list);
+		list = n;
+	}
+	sql = xprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE", list);
+	ok = M.ntables == 0 || exec_sql(s, sql, 0);
+	free(sql);
+	free(list);
+	for (i = 0; i < M.ntables && ok; i++)
+	{
+		sql = xprintf("CREATE OR REPLACE TRIGGER " GUARD_TRIGGER
+					  " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s"
+					  " FOR EACH STATEMENT EXECUTE FUNCTION shardid.move_guard(%s)",
+					  M.tables[i].qname, arg);
+		ok = exec_sql(s, sql, 0);
+		free(sql);
+	}
+	free(arg);
+	return ok;
+}
+
+/* in the current transaction: drop the guard triggers in a schema */
+bool
+unfreeze_tables(Server *s, const char *schema)
+{
+	PGresult   *res = query(s,
+							"SELECT c.relname FROM pg_catalog.pg_trigger t "
+							"JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
+							"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+							"WHERE n.nspname = $1::name AND t.tgname = '" GUARD_TRIGGER "' "
+							"AND t.tgfoid = 'shardid.move_guard()'::pg_catalog.regprocedure",
+							1, schema);
+	int			i;
+	bool		ok = true;
+	char	   *qs;
+
+	if (res == NULL)
+		return false;
+	qs = quote_ident(s, schema);
+	for (i = 0; i < PQntuples(res) && ok; i++)
+	{
+		char	   *qt = quote_ident(s, PQgetvalue(res, i, 0));
+		char	   *sql = xprintf("DROP TRIGGER " GUARD_TRIGGER " ON %s.%s", qs, qt);
+
+		ok = exec_sql(s, sql, 0);
+		free(sql);
+		free(qt);
+	}
+	free(qs);
+	PQclear(res);
+	return ok;
+}
+
+/*
+ * Run fn in a transaction on s, again while it fails on a lock timeout
+ * (writers hold the tables), up to --timeout.  The short lock_timeout keeps
+ * a waiting freeze from queueing every writer behind it for long.
+ */
+bool
+tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
+{
+	double		deadline = now_seconds() + M.timeout;
+
+	for (;;)
+	{
+		bool		ok;
+
+		need(s);
+		ok = tx_begin(s) &&
+			exec_sql(s, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
+			fn(s) &&
+			commit(s);
+		if (ok)
+			return true;
+		rollback(s);
+		check_interrupt();
+		if ((!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) &&
+			 !is(db_sqlstate(), SQLSTATE_DEADLOCK_DETECTED)) || now_seconds() > deadline)
+		{
+			error_msg("could not %s on the %s server: %s", what, s->option, db_error());
+			return false;
+		}
+		nap(RETRY_NAP_MS);
+	}
+}
+
+/*
+ * Values read from tables of other roles, each query run as the owner of
+ * its table: out[i] is the text of the single value sqls[i] returns, run as
+ * owners[i].  False on error (db_error() says why).
+ *
+ * Reading a table runs code its owner chose: planning it evaluates the
+ * constant parts of its partial-index predicates and index expressions, a
+ * policy filters it.  So no query of this program reads a table of the
+ * shard as the superuser it connects as.  SET ROLE would not do: the code
+ * it runs could RESET ROLE (or SET SESSION AUTHORIZATION DEFAULT) and be
+ * superuser again.  Each query runs instead inside a SECURITY DEFINER
+ * function owned by the table's owner, where PostgreSQL refuses SET ROLE
+ * and SET SESSION AUTHORIZATION, with search_path and row_security fixed by
+ * the function.  The functions live in pg_temp of a connection of their
+ * own, in a transaction that is never committed: no other session can see,
+ * alter or call them, and whatever the owners' code leaves in that session
+ * goes with it.  One function per query: an owner's code may alter its own
+ * function (to SECURITY INVOKER, say), never the next owner's.
+ */
+bool
+owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out)
+{
+	Server		c;
+	int			i;
+	bool		ok;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	if (n == 0)
+		return true;
+	memset(&c, 0, sizeof(c));
+	c.option = s->option;
+	c.conninfo = s->conninfo;
+	if (!server_connect(&c))
+		return false;
+	ok = tx_begin(&c);
+	for (i = 0; ok && i < n; i++)
+	{
+		char	   *fn = xprintf("pg_temp.shardid_move_as_owner_%d", i);
+		char	   *qowner = quote_ident(&c, owners[i]);
+		char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
+									 "LANGUAGE plpgsql SECURITY DEFINER "
+									 "SET search_path = pg_catalog, pg_temp SET row_security = off "
+									 "AS $f$DECLARE r pg_catalog.text; "
+									 "BEGIN EXECUTE $1 INTO r; RETURN r; END$f$", fn);
+		char	   *own = xprintf("ALTER FUNCTION %s(pg_catalog.text) OWNER TO %s", fn, qowner);
+		char	   *call = xprintf("SELECT %s($1::pg_catalog.text)", fn);
+
+		ok = exec_sql(&c, create, 0) &&
+			exec_sql(&c, own, 0) &&
+			get_value(&c, &out[i], call, 1, sqls[i]);
+		free(fn);
+		free(qowner);
+		free(create);
+		free(own);
+		free(call);
+	}
+	tx_rollback(&c);
+	server_close(&c);
+	return ok;
+}
+
+/*
+ * Row counts of the shard's tables on a server, each counted by its owner
+ * (owner_values()); false on error.  FROM ONLY: every table with rows
+ * (relkind 'r', partitions too) is counted once, by itself.
+ */
+bool
+count_rows(Server *s, long long *counts)
+{
+	char	  **owners = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **sqls = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **vals = xcalloc(M.ntables + 1, sizeof(char *));
+	int			i,
+				n = 0;
+	bool		ok;
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		counts[i] = 0;
+		if (M.tables[i].kind != 'r')
+			continue;
+		owners[n] = M.tables[i].owner;
+		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", M.tables[i].qname);
+	}
+	ok = owner_values(s, n, owners, sqls, vals);
+	for (i = 0, n = 0; i < M.ntables; i++)
+	{
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (ok)
+			counts[i] = atoll(vals[n] ? vals[n] : "0");
+		free(sqls[n]);
+		free(vals[n++]);
+	}
+	free(owners);
+	free(sqls);
+	free(vals);
+	return ok;
+}
+
+/* "last_value is_called" of each sequence */
+bool
+sequence_positions(Server *s, char **pos)
+{
+	int			i;
+
+	for (i = 0; i < M.nseqs; i++)
+	{
+		char	   *sql = xprintf("SELECT last_value::text || ' ' || is_called::text FROM %s", M.seqs[i].qname);
+		bool		ok = get_value(s, &pos[i], sql, 0);
+
+		free(sql);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* target: drop the subscription (never its slot through the --to server) */
+bool
+drop_subscription(void)
+{
+	char	   *sub = NULL;
+	char	   *qsub;
+	bool		ok;
+
+	if (!get_value(&M.to, &sub,
+				   "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+				   "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+				   1, M.name))
+		return false;
+	if (sub == NULL)
+		return true;
+	qsub = quote_ident(&M.to, sub);
+	{
+		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
+		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
+		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
+
+		ok = exec_sql(&M.to, a, 0) && exec_sql(&M.to, b, 0) && exec_sql(&M.to, c, 0);
+		free(a);
+		free(b);
+		free(c);
+	}
+	free(qsub);
+	free(sub);
+	return ok;
+}
+
+/* source: drop the move's replication slots, stopping their senders */
+bool
+drop_slots(bool main_slot)
+{
+	double		deadline = now_seconds() + SLOT_DROP_WAIT_S;
+
+	for (;;)
+	{
+		PGresult   *res = query(&M.from,
+								"SELECT slot_name, active_pid FROM pg_catalog.pg_replication_slots "
+								"WHERE (slot_name = $1 AND $3) OR ($2::text IS NOT NULL AND "
+								"pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
+								3, M.name, M.sub_oid, main_slot ? "true" : "false");
+		int			i,
+					n;
+
+		if (res == NULL)
+			return false;
+		n = PQntuples(res);
+		for (i = 0; i < n; i++)
+		{
+			const char *slot = PQgetvalue(res, i, 0);
+
+			if (!PQgetisnull(res, i, 1))
+				exec_sql(&M.from, "SELECT pg_catalog.pg_terminate_backend($1::integer)", 1, PQgetvalue(res, i, 1));
+			else
+				exec_sql(&M.from, "SELECT pg_catalog.pg_drop_replication_slot($1::name)", 1, slot);
+		}
+		PQclear(res);
+		if (n == 0)
+			return true;
+		if (now_seconds() > deadline)
+			return false;
+		nap_always(POLL_NAP_MS);
+	}
+}
+
+/* source: publication and slots gone */
+bool
+unpublish(void)
+{
+	char	   *qpub = quote_ident(&M.from, M.name);
+	char	   *sql = xprintf("DROP PUBLICATION IF EXISTS %s", qpub);
+	bool		ok = drop_slots(true) && exec_sql(&M.from, sql, 0);
+
+	free(sql);
+	free(qpub);
+	return ok;
+}
+
+/* replication slots of the move on the source, "" when none */
+char *
+slots_of_move(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v,
+				   "SELECT pg_catalog.string_agg(slot_name::text, ' ' ORDER BY slot_name) "
+				   "FROM pg_catalog.pg_replication_slots "
+				   "WHERE slot_name = $1 OR ($2::text IS NOT NULL AND "
+				   "pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
+				   2, M.name, M.sub_oid))
+		return NULL;
+	return v ? v : xstrdup("");
+}
+
+void
+hint_drop_slots(Server *s, const char *slots)
+{
+	char	   *copy,
+			   *slot,
+			   *save = NULL;
+
+	if (slots == NULL || slots[0] == '\0')
+		return;
+	copy = xstrdup(slots);
+	for (slot = strtok_r(copy, " ", &save); slot; slot = strtok_r(NULL, " ", &save))
+		hint_msg("Replication slot \"%s\" keeps WAL on the %s server (%s) until it is dropped: "
+				 "run --abort, or there: SELECT pg_catalog.pg_terminate_backend(active_pid) "
+				 "FROM pg_catalog.pg_replication_slots WHERE slot_name = '%s' AND active_pid IS NOT NULL; "
+				 "SELECT pg_catalog.pg_drop_replication_slot('%s');",
+				 slot, s->option, s->where, slot, slot);
+	free(copy);
+}
+
+/* one line saying what a server holds of the shard now */
+static void
+report_server(Server *s, const char *side, char **slots_out)
+{
+	PGresult   *res;
+	char	   *registered = NULL;
+	char	   *pub = NULL,
+			   *sub = NULL,
+			   *slots = NULL;
+	char	   *schema_state;
+	char	   *journal;
+
+	*slots_out = NULL;
+	if (!server_ensure(s, REPORT_REACH_S))
+	{
+		say("%s server (%s): unreachable (%s); it keeps what its journal records: phase \"%s\" (%s)",
+			s->option, s->where, db_error(), side[0] == 's' ? M.src_phase : M.dst_phase,
+			side[0] == 's' ? source_phase_meaning(M.src_phase) : target_phase_meaning(M.dst_phase));
+		return;
+	}
+	get_value(s, &registered, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
+			  1, M.shard_s);
+
+	res = query(s,
+				"SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c "
+				"        WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p')), "
+				"       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger t "
+				"        JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
+				"        WHERE c.relnamespace = n.oid AND t.tgname = '" GUARD_TRIGGER "') "
+				"FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::name",
+				1, M.schema);
+	if (res == NULL)
+		schema_state = xprintf("schema state unknown (%s)", db_error());
+	else if (PQntuples(res) == 0)
+		schema_state = xstrdup("no schema of the shard");
+	else
+	{
+		long		tables = atol(PQgetvalue(res, 0, 0));
+		long		frozen = atol(PQgetvalue(res, 0, 1));
+
+		if (tables == 0)
+			schema_state = xstrdup("the schema, with no table");
+		else if (frozen == 0)
+			schema_state = xprintf("the schema with %ld table%s, taking writes", tables, tables == 1 ? "" : "s");
+		else if (frozen >= tables)
+			schema_state = xprintf("the schema with %ld table%s, refusing writes", tables, tables == 1 ? "" : "s");
+		else
+			schema_state = xprintf("the schema with %ld tables, %ld of them refusing writes", tables, frozen);
+	}
+	PQclear(res);
+
+	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
+	get_value(s, &sub,
+			  "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name "
+			  "AND subdbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+			  1, M.name);
+	slots = slots_of_move(s);
+	if (M.move_id)
+	{
+		JournalRow	j;
+
+		journal_by_id(s, M.move_id, side, &j);
+		journal = j.found ? xprintf("journal phase \"%s\"", j.phase) : xstrdup("no journal row");
+	}
+	else
+		journal = xstrdup("no journal row");
+
+	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, M.shard,
+		registered ? "registered" : "not registered", schema_state,
+		pub ? "; publication " : "", pub ? pub : "",
+		sub ? "; subscription " : "", sub ? sub : "",
+		slots && slots[0] ? "; replication slots of the move" : "");
+	say("%s server: %s", s->option, journal);
+	*slots_out = slots;
+	free(schema_state);
+	free(journal);
+}
+
+void
+report_state(void)
+{
+	char	   *slots_from = NULL,
+			   *slots_to = NULL;
+
+	if (M.schema == NULL)
+		return;
+	report_server(&M.from, "source", &slots_from);
+	report_server(&M.to, "target", &slots_to);
+	hint_drop_slots(&M.from, slots_from);
+	hint_drop_slots(&M.to, slots_to);
+}

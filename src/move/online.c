@@ -1,0 +1,521 @@
+/*-------------------------------------------------------------------------
+ *
+ * online.c
+ *	  The online copy: a publication of the schema and a replication slot
+ *	  on the source, a subscription on the target filling the frozen copy
+ *	  while the source takes writes, the wait for the initial sync, the
+ *	  catch-up, and the sequences carried over.
+ *
+ * src/move/online.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+static bool
+publish_tx(Server *s)
+{
+	char	   *pub = NULL;
+	bool		ok;
+
+	ok = journal_write(s, "source", "publishing") &&
+		get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
+	if (ok && pub == NULL)
+	{
+		char	   *qpub = quote_ident(s, M.name);
+		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s", qpub, M.qschema);
+
+		ok = exec_sql(s, sql, 0);
+		free(sql);
+		free(qpub);
+	}
+	free(pub);
+	return ok;
+}
+
+/* source: the publication of the schema and the replication slot */
+void
+step_publish(void)
+{
+	char	   *slot = NULL;
+
+	M.step = "the publication";
+	check_interrupt();
+	need(&M.from);
+	if (!tx_begin(&M.from) || !publish_tx(&M.from) || !commit(&M.from))
+	{
+		char	   *why = xstrdup(db_error());
+
+		rollback(&M.from);
+		fail("could not publish schema \"%s\" on the --from server: %s", M.schema, why);
+	}
+	M.changed = true;
+	if (!get_value(&M.from, &slot, "SELECT slot_name FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name",
+				   1, M.name))
+		fail("could not read the replication slots of the --from server: %s", db_error());
+	if (slot == NULL &&
+		!exec_sql(&M.from, "SELECT pg_catalog.pg_create_logical_replication_slot($1::name, 'pgoutput')", 1, M.name))
+		fail("could not create replication slot \"%s\" on the --from server: %s", M.name, db_error());
+	free(slot);
+	say("publication and replication slot %s created on the --from server", M.name);
+}
+
+static bool
+subscribe_tx(Server *s)
+{
+	char	   *conn = subscription_conninfo(&M.from);
+	char	   *lconn = quote_literal(s, conn);
+	char	   *qsub = quote_ident(s, M.name);
+	char	   *lslot = quote_literal(s, M.name);
+	/*
+	 * From PostgreSQL 16 on, the subscription applies each change as the
+	 * owner of its table, in a security-restricted operation, unless
+	 * run_as_owner: the owners' triggers, constraints and index expressions
+	 * never run as this superuser.  Before 16 it applies as its owner, and
+	 * check_owner_code() refused what would run.
+	 */
+	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
+							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
+							  qsub, lconn, qsub, lslot,
+							  PQserverVersion(s->conn) >= 160000 ? ", run_as_owner = false" : "");
+	char	   *oid = NULL;
+	bool		ok;
+
+	ok = freeze_tables(s) &&
+		exec_sql(s, sql, 0) &&
+		get_value(s, &oid,
+				  "SELECT oid FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+				  1, M.name) &&
+		journal_write(s, "target", "replicating") &&
+		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
+				 "WHERE move_id = $2 AND side = 'target'", 2, oid, M.move_id);
+	if (ok)
+		M.sub_oid = oid;
+	free(conn);
+	free(lconn);
+	free(qsub);
+	free(lslot);
+	free(sql);
+	return ok;
+}
+
+/* target: the definitions, frozen, and a subscription filling them */
+static void
+copy_online(void)
+{
+	M.step = "the copy";
+	check_interrupt();
+	target_fresh_schema();
+	say("copying the definitions of schema \"%s\" (%s, %s)", M.schema, count_of(M.ntables, "table", "tables"),
+		count_of(M.nseqs, "sequence", "sequences"));
+	copy_schema(true);
+	check_interrupt();
+	need(&M.to);
+	if (!tx_begin(&M.to) || !subscribe_tx(&M.to) || !commit(&M.to))
+	{
+		char	   *why = xstrdup(db_error());
+
+		rollback(&M.to);
+		fail("could not subscribe the --to server to the --from server: %s", why);
+	}
+	need(&M.from);
+	if (!exec_sql(&M.from, "UPDATE shardid.move_journal SET subscription_oid = $1::oid, updated_at = pg_catalog.now() "
+				  "WHERE move_id = $2 AND side = 'source'", 2, M.sub_oid, M.move_id))
+		fail("could not record the subscription on the --from server: %s", db_error());
+	say("replicating schema \"%s\" while the --from server takes writes", M.schema);
+}
+
+void
+step_copy_online(void)
+{
+	copy_online();
+	pause_point("copy");
+	check_interrupt();
+}
+
+/*
+ * Tables of the subscription whose sync can never end: copied (state 'f',
+ * finishedcopy) on the --to server while their sync slot is gone from the
+ * --from server.  A sync worker drops its slot on the publisher and only
+ * then commits the table's syncdone state; a --to server stopped between
+ * the two (a fast shutdown, a crash) keeps the table at 'f', and every sync
+ * worker started for it after the restart fails on the missing slot, for
+ * ever (PostgreSQL counts no sync error for it).  The relids, comma
+ * separated, or NULL.
+ */
+static char *
+orphaned_syncs(void)
+{
+	char	   *copied = NULL;
+	char	   *orphans = NULL;
+
+	if (!get_value(&M.to, &copied,
+				   "SELECT pg_catalog.string_agg(srrelid::text, ',' ORDER BY srrelid) "
+				   "FROM pg_catalog.pg_subscription_rel WHERE srsubid = $1::oid AND srsubstate = 'f'",
+				   1, M.sub_oid) || copied == NULL)
+		return NULL;
+	need(&M.from);
+	if (!get_value(&M.from, &orphans,
+				   "SELECT pg_catalog.string_agg(r, ',' ORDER BY r::oid) "
+				   "FROM pg_catalog.unnest(pg_catalog.string_to_array($2, ',')) AS r "
+				   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots "
+				   "WHERE pg_catalog.starts_with(slot_name::text, 'pg_' || $1 || '_sync_' || r || '_'))",
+				   2, M.sub_oid, copied))
+		orphans = NULL;
+	free(copied);
+	return orphans;
+}
+
+/* the subscription dropped with its slots, and the initial copy begun again */
+static void
+copy_online_again(void)
+{
+	need(&M.to);
+	if (!drop_subscription())
+		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
+	need(&M.from);
+	if (!drop_slots(true))
+		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
+	M.sub_oid = NULL;
+	step_publish();
+	copy_online();
+}
+
+#define SYNC_CHECK_S 5.0		/* seconds between two looks for orphaned syncs */
+#define SYNC_AGAIN_MAX 3		/* initial copies begun again, at most */
+#define SYNC_ERRORS_MAX 10		/* sync errors that end the wait */
+
+/* the table-sync errors counted on the --to server for the subscription */
+static long
+sync_errors(void)
+{
+	char	   *v = NULL;
+	long		n;
+
+	if (!get_value(&M.to, &v,
+				   "SELECT sync_error_count::pg_catalog.text FROM pg_catalog.pg_stat_subscription_stats "
+				   "WHERE subid = $1::oid", 1, M.sub_oid) || v == NULL)
+		return -1;
+	n = atol(v);
+	free(v);
+	return n;
+}
+
+/*
+ * Why the initial copy makes no progress, as far as the two servers show:
+ * who uses the move's replication slot on the --from server, whether the
+ * subscription's workers run on the --to server, the sync errors.
+ */
+static char *
+sync_diagnosis(void)
+{
+	char	   *slot = NULL,
+			   *workers = NULL,
+			   *r;
+	long		errors = sync_errors();
+
+	if (!get_value(&M.from, &slot,
+				   "SELECT CASE WHEN s.slot_name IS NULL THEN 'the move''s replication slot is gone from the --from server' "
+				   "WHEN NOT s.active THEN 'no walsender uses the move''s replication slot on the --from server' "
+				   "WHEN r.application_name IS DISTINCT FROM $1 THEN pg_catalog.format("
+				   "'the move''s replication slot on the --from server is used by another client "
+				   "(application_name %L, from %s), not by the move''s subscription', r.application_name, "
+				   "COALESCE(pg_catalog.host(r.client_addr), 'a local socket')) "
+				   "ELSE 'the move''s subscription streams from its slot' END "
+				   "FROM (SELECT 1) one "
+				   "LEFT JOIN pg_catalog.pg_replication_slots s ON s.slot_name = $1::name "
+				   "LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid",
+				   1, M.name))
+		slot = xprintf("the --from server did not say (%s)", db_error());
+	if (!get_value(&M.to, &workers,
+				   "SELECT CASE WHEN pg_catalog.count(*) FILTER (WHERE w.relid IS NULL AND w.pid IS NOT NULL) = 0 "
+				   "THEN 'its apply worker is not running on the --to server' "
+				   "ELSE pg_catalog.format('%s table-sync workers run on the --to server', "
+				   "pg_catalog.count(*) FILTER (WHERE w.relid IS NOT NULL)) END "
+				   "FROM pg_catalog.pg_stat_subscription w WHERE w.subid = $1::oid",
+				   1, M.sub_oid))
+		workers = xprintf("the --to server did not say (%s)", db_error());
+	r = xprintf("%s; %s; %ld sync errors (the --to server's log says why)", slot, workers, errors < 0 ? 0 : errors);
+	free(slot);
+	free(workers);
+	return r;
+}
+
+/* wait until every table of the subscription finished its initial copy */
+void
+step_wait_sync(void)
+{
+	double		deadline = now_seconds() + M.timeout;
+	CopyProgress cp = {0};
+	long long	total = 0;
+	int			i;
+	int			again = 0;
+	double		checked = now_seconds();
+	char	   *suspects = NULL;
+	long		errors0 = -1;
+
+	M.step = "the initial copy";
+	for (i = 0; i < M.ntables; i++)
+		if (M.tables[i].kind == 'r')
+			total += M.tables[i].estimate;
+	cp.server = &M.to;
+	cp.label = "initial copy";
+	cp.command = "COPY FROM";
+	cp.total = total;
+	cp.started = now_seconds();
+	copy_progress_reset();
+	for (;;)
+	{
+		PGresult   *res;
+		long		pending,
+					all;
+		static char extra[64];
+
+		check_interrupt();
+		need(&M.to);
+		res = query(&M.to,
+					"SELECT pg_catalog.count(*) FILTER (WHERE srsubstate <> 'r'), pg_catalog.count(*) "
+					"FROM pg_catalog.pg_subscription_rel WHERE srsubid = $1::oid",
+					1, M.sub_oid);
+		if (res == NULL)
+		{
+			nap(RETRY_NAP_MS);
+			continue;
+		}
+		pending = atol(PQgetvalue(res, 0, 0));
+		all = atol(PQgetvalue(res, 0, 1));
+		PQclear(res);
+		if (pending == 0)
+			break;
+		if (now_seconds() > deadline)
+			fail("the initial copy did not finish within %d s (%ld of %ld tables ready): %s",
+				 M.timeout, all - pending, all, sync_diagnosis());
+		/* an orphaned sync, seen twice SYNC_CHECK_S apart: copy again */
+		if (now_seconds() - checked >= SYNC_CHECK_S)
+		{
+			char	   *orphans = orphaned_syncs();
+			long		errors = sync_errors();
+
+			/* a sync that fails again and again (a full disk): give up now */
+			if (errors0 < 0)
+				errors0 = errors;
+			else if (errors >= 0 && errors - errors0 >= SYNC_ERRORS_MAX)
+				fail("the initial copy keeps failing on the --to server (%ld of %ld tables ready): %s",
+					 all - pending, all, sync_diagnosis());
+
+			checked = now_seconds();
+			if (orphans && suspects && strcmp(orphans, suspects) == 0)
+			{
+				progress_end();
+				if (++again > SYNC_AGAIN_MAX)
+					fail("the initial copy of table oid %s on the --to server cannot end: its sync slot is gone "
+						 "from the --from server, %d times over", orphans, SYNC_AGAIN_MAX);
+				warning_msg("the --to server keeps table oid %s copied but not synchronized, and its sync slot "
+							"is gone from the --from server (the --to server stopped as the sync ended): "
+							"starting the initial copy again", orphans);
+				free(orphans);
+				orphans = NULL;
+				copy_online_again();
+				M.step = "the initial copy";
+				deadline = now_seconds() + M.timeout;
+				copy_progress_reset();
+				cp.started = now_seconds();
+			}
+			free(suspects);
+			suspects = orphans;
+		}
+		snprintf(extra, sizeof(extra), ", %ld of %ld tables ready", all - pending, all);
+		cp.extra = extra;
+		copy_progress_tick(&cp);
+		nap(POLL_NAP_MS);
+	}
+	free(suspects);
+	progress_end();
+	say("initial copy done");
+}
+
+/*
+ * Before the freeze: wait until the --to server is within --max-lag bytes
+ * and --max-lag-seconds of the --from server, so that writes pause only for
+ * the last stretch.  Bytes: the WAL between the --from server's position and
+ * what the subscription confirmed; seconds: the walsender's flush_lag (NULL
+ * once idle).  A target that falls behind is reported every LAG_REPORT_S;
+ * one that does not come close within --timeout ends the move here, before
+ * anything was frozen, never after.
+ */
+void
+step_close_gap(void)
+{
+	double		started = now_seconds(),
+				deadline = started + M.timeout,
+				reported = started;
+	long long	last_lag = -1;
+	char		b[32],
+				c[32],
+				secs[32];
+
+	M.step = "the catch-up before the freeze";
+	for (;;)
+	{
+		PGresult   *res;
+		long long	lag;
+		double		lag_s;
+		bool		lag_s_known;
+
+		check_interrupt();
+		need(&M.from);
+		res = query(&M.from,
+					"SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint, "
+					"EXTRACT(epoch FROM r.flush_lag) "
+					"FROM pg_catalog.pg_replication_slots s "
+					"LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid "
+					"WHERE s.slot_name = $1::name",
+					1, M.name);
+		if (res == NULL)
+		{
+			nap(RETRY_NAP_MS);
+			continue;
+		}
+		if (PQntuples(res) == 0)
+		{
+			PQclear(res);
+			fail("replication slot \"%s\" disappeared from the --from server", M.name);
+		}
+		lag = PQgetisnull(res, 0, 0) ? -1 : atoll(PQgetvalue(res, 0, 0));
+		lag_s_known = !PQgetisnull(res, 0, 1);
+		lag_s = lag_s_known ? atof(PQgetvalue(res, 0, 1)) : 0;
+		PQclear(res);
+		if (lag_s_known)
+			snprintf(secs, sizeof(secs), "%.1f s", lag_s);
+		else
+			snprintf(secs, sizeof(secs), "seconds unknown");
+		if (lag >= 0 && lag <= M.max_lag && lag_s <= M.max_lag_s)
+			break;
+		if (now_seconds() > deadline)
+			fail("the --to server did not come within %s and %d s of the --from server in %d s "
+				 "(%s and %s behind): it does not keep up with the writes; nothing was frozen",
+				 fmt_bytes(b, sizeof(b), (double) M.max_lag), M.max_lag_s, M.timeout,
+				 fmt_bytes(c, sizeof(c), lag < 0 ? 0 : (double) lag),
+				 secs);
+		if (now_seconds() - reported >= LAG_REPORT_S)
+		{
+			progress_end();
+			say("the --to server is %s (%s) behind the --from server%s; waiting before the freeze",
+				fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag),
+				secs,
+				last_lag >= 0 && lag > last_lag ? ", and falling further behind: the writes outpace it" : "");
+			reported = now_seconds();
+			last_lag = lag;
+		}
+		progress("closing the gap before the freeze: %s behind (at most %s before freezing), waiting %.0f s",
+				 fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag), fmt_bytes(c, sizeof(c), (double) M.max_lag),
+				 now_seconds() - started);
+		nap(CATCH_UP_NAP_MS);
+	}
+	progress_end();
+	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) M.max_lag));
+}
+
+/* every change of the frozen source applied on the target */
+void
+step_catch_up(void)
+{
+	char	   *lsn = NULL;
+	double		deadline = now_seconds() + M.timeout;
+	double		started = now_seconds();
+
+	M.step = "the catch-up";
+	need(&M.from);
+	if (!get_value(&M.from, &lsn, "SELECT pg_catalog.pg_current_wal_lsn()::text", 0))
+		fail("could not read the WAL position of the --from server: %s", db_error());
+	for (;;)
+	{
+		char	   *lag = NULL;
+		PGresult   *res;
+
+		check_interrupt();
+		need(&M.from);
+		res = query(&M.from,
+					"SELECT confirmed_flush_lsn >= $1::pg_lsn, "
+					"pg_catalog.pg_wal_lsn_diff($1::pg_lsn, confirmed_flush_lsn)::bigint "
+					"FROM pg_catalog.pg_replication_slots WHERE slot_name = $2::name",
+					2, lsn, M.name);
+		if (res == NULL)
+		{
+			nap(RETRY_NAP_MS);
+			continue;
+		}
+		if (PQntuples(res) == 0)
+		{
+			PQclear(res);
+			fail("replication slot \"%s\" disappeared from the --from server", M.name);
+		}
+		if (is(PQgetvalue(res, 0, 0), "t"))
+		{
+			PQclear(res);
+			break;
+		}
+		lag = xstrdup(PQgetvalue(res, 0, 1));
+		PQclear(res);
+		if (now_seconds() > deadline)
+			fail("the --to server did not catch up within %d s (%s bytes behind)", M.timeout, lag);
+		{
+			char		b[32];
+
+			progress("catching up: %s behind, waiting %.0f s",
+					 fmt_bytes(b, sizeof(b), atof(lag[0] ? lag : "0")), now_seconds() - started);
+		}
+		free(lag);
+		nap(CATCH_UP_NAP_MS);
+	}
+	progress_end();
+	say("the --to server caught up with the --from server (WAL %s)", lsn);
+	pause_point("catch-up");
+	check_interrupt();
+}
+
+/* sequences to the target, then the replication removed */
+void
+step_carry_sequences(void)
+{
+	int			i;
+	char	  **pos = xcalloc(M.nseqs + 1, sizeof(char *));
+	bool		ok;
+
+	M.step = "the cutover";
+	check_interrupt();
+	need(&M.from);
+	need(&M.to);
+	if (!sequence_positions(&M.from, pos))
+		fail("could not read the sequences on the --from server: %s", db_error());
+	ok = tx_begin(&M.to);
+	for (i = 0; ok && i < M.nseqs; i++)
+	{
+		char	   *last = xstrdup(pos[i]);
+		char	   *called = strchr(last, ' ');
+
+		*called++ = '\0';
+		ok = exec_sql(&M.to, "SELECT pg_catalog.setval($1::pg_catalog.regclass, $2::bigint, $3::boolean)",
+					  3, M.seqs[i].qname, last, called);
+		free(last);
+	}
+	ok = ok && journal_write(&M.to, "target", "caught-up") && commit(&M.to);
+	if (!ok)
+	{
+		char	   *why = xstrdup(db_error());
+
+		rollback(&M.to);
+		fail("could not carry the sequences to the --to server: %s", why);
+	}
+	say("%s carried to the --to server", count_of(M.nseqs, "sequence position", "sequence positions"));
+	if (!drop_subscription())
+		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
+	if (!unpublish())
+		fail("could not drop the publication and replication slot %s on the --from server: %s", M.name, db_error());
+	say("subscription, publication and replication slot %s dropped", M.name);
+}

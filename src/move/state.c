@@ -1,0 +1,227 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.c
+ *	  The state of a move (M, filled from the command line, the source and
+ *	  the journals), the move lock, and the three ways a run ends: finish()
+ *	  with an exit code and the JSON summary, refuse() before anything
+ *	  changed, fail() which undoes the move through M.on_failure.
+ *
+ * src/move/state.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+Move		M;
+
+bool
+is(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* "1 table", "2 tables" */
+char *
+count_of(long long n, const char *one, const char *many)
+{
+	return xprintf("%lld %s", n, n == 1 ? one : many);
+}
+
+void
+set_phase(char *buf, const char *phase)
+{
+	snprintf(buf, PHASE_LEN, "%s", phase);
+}
+
+/*
+ * The name of the move's publication, replication slot and subscription:
+ * shardid_move_<shard>_<move id without dashes>, unique per move, so that
+ * what an earlier move of the shard left anywhere (a subscription on a
+ * third server still enabled, say) never attaches to this move's slot.
+ * Moves begun by shardid-move 1.1 used shardid_move_<shard> (legacy).
+ */
+void
+name_move(bool legacy)
+{
+	char		hex[OBJECT_NAME_LEN];
+	int			i,
+				o = 0;
+
+	for (i = 0; M.move_id && M.move_id[i] && o < (int) sizeof(hex) - 1; i++)
+		if (M.move_id[i] != '-')
+			hex[o++] = M.move_id[i];
+	hex[o] = '\0';
+	if (legacy || o == 0)
+		snprintf(M.name, sizeof(M.name), "shardid_move_%d", M.shard);
+	else
+		snprintf(M.name, sizeof(M.name), "shardid_move_%d_%s", M.shard, hex);
+}
+
+/*
+ * A phase written inside a transaction counts once the transaction commits:
+ * journal_write() keeps it pending (M.pending_src, M.pending_dst) until
+ * commit() below.
+ */
+bool
+commit(Server *s)
+{
+	char	   *pending = s == &M.from ? M.pending_src : M.pending_dst;
+	bool		ok = tx_commit(s);
+
+	if (ok && pending[0])
+		set_phase(s == &M.from ? M.src_phase : M.dst_phase, pending);
+	pending[0] = '\0';
+	return ok;
+}
+
+void
+rollback(Server *s)
+{
+	(s == &M.from ? M.pending_src : M.pending_dst)[0] = '\0';
+	tx_rollback(s);
+}
+
+void
+check_interrupt(void)
+{
+	if (interrupted_by)
+		fail("interrupted");
+}
+
+/*
+ * The move lock: a session advisory lock on the shard (class
+ * MOVE_LOCK_CLASS), held on both servers by the run working on it.  It goes
+ * with the session, so a run killed by SIGKILL leaves it free, and a second
+ * run (even --abort) cannot act on a move that is still running.
+ */
+bool
+take_move_lock(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
+				   2, MOVE_LOCK_CLASS, M.shard_s))
+		return false;
+	if (!is(v, "true"))
+	{
+		free(v);
+		return false;
+	}
+	free(v);
+	s->locked = s->generation;
+	return true;
+}
+
+/* a server answering again after a lost connection, or the move fails */
+void
+need(Server *s)
+{
+	if (!server_ensure(s, M.timeout < RECONNECT_MAX_S ? M.timeout : RECONNECT_MAX_S))
+		fail("lost the connection to the %s server: %s", s->option, db_error());
+	if (s->locked != s->generation && !take_move_lock(s))
+		fail("another shardid-move took shard %d over on the %s server while this one reconnected",
+			 M.shard, s->option);
+}
+
+/* the --json summary on standard output */
+static void
+json_summary(int code)
+{
+	int			i;
+	long long	rows = 0;
+	bool		first = true;
+
+	printf("{\"shard\": %d, \"schema\": ", M.shard);
+	json_string(stdout, M.schema);
+	printf(", \"method\": ");
+	json_string(stdout, M.method);
+	printf(", \"move_id\": ");
+	json_string(stdout, M.move_id);
+	printf(", \"from\": ");
+	json_string(stdout, M.from.conn || M.from.where[0] ? M.from.where : NULL);
+	printf(", \"to\": ");
+	json_string(stdout, M.to.conn || M.to.where[0] ? M.to.where : NULL);
+	printf(", \"outcome\": ");
+	json_string(stdout, M.outcome);
+	printf(", \"exit_code\": %d, \"phase_from\": ", code);
+	json_string(stdout, M.src_phase[0] ? M.src_phase : NULL);
+	printf(", \"phase_to\": ");
+	json_string(stdout, M.dst_phase[0] ? M.dst_phase : NULL);
+	printf(", \"tables\": [");
+	for (i = 0; i < M.ntables; i++)
+	{
+		/* a partitioned table holds no rows itself: its partitions do */
+		printf("%s{\"name\": ", first ? "" : ", ");
+		first = false;
+		json_string(stdout, M.tables[i].name);
+		if (M.tables[i].kind != 'r')
+		{
+			printf(", \"partitioned\": true, \"rows\": null}");
+			continue;
+		}
+		printf(", \"rows\": %lld}", M.tables[i].rows);
+		rows += M.tables[i].rows;
+	}
+	printf("], \"rows\": %lld, \"sequences\": %d, \"seconds\": %.3f, \"error\": ",
+		   rows, M.nseqs, now_seconds() - M.t0);
+	json_string(stdout, M.error_text);
+	printf("}\n");
+	fflush(stdout);
+}
+
+void
+finish(int code, const char *outcome)
+{
+	progress_end();
+	M.outcome = outcome;
+	if (report_json)
+		json_summary(code);
+	server_close(&M.from);
+	server_close(&M.to);
+	private_dir_remove();
+	exit(code);
+}
+
+void
+fail(const char *fmt,...)
+{
+	va_list		ap;
+	char		buf[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (interrupted_by)
+	{
+		M.error_text = xprintf("interrupted by %s during %s", signal_name(interrupted_by),
+							   M.step ? M.step : "the checks");
+		error_msg("%s", M.error_text);
+	}
+	else
+	{
+		M.error_text = xstrdup(buf);
+		error_msg("%s", buf);
+	}
+	if (M.on_failure)
+		M.on_failure();
+	finish(EXIT_UNFINISHED, "unfinished");
+}
+
+void
+refuse(const char *fmt,...)
+{
+	va_list		ap;
+	char		buf[2048];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	M.error_text = xstrdup(buf);
+	error_msg("%s", buf);
+	finish(EXIT_FAILED, "refused");
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# test/cluster/move_security.sh: shardid-move runs no code of other roles
+# with a superuser's rights, on either server.
+#
+# mallory, an ordinary role with CREATE on schema shard_0005, plants every
+# kind of code a move could run: a CHECK constraint, a partial index, an
+# expression index, triggers (one ENABLE ALWAYS), a column DEFAULT, a
+# generated column, a domain CHECK, a row-level security policy, a foreign
+# key next to a partial index, and (through a careless superuser) an event
+# trigger on the target calling her function.  Each payload calls
+# mallory.strike(), which tries to become the superuser again (RESET ROLE,
+# SET SESSION AUTHORIZATION DEFAULT) and, when it runs as a superuser,
+# takes a number from mallory.hits (which no rollback returns) and makes
+# mallory superuser.  Payload runs as mallory herself are fine.
+#
+#   1. an offline move with everything planted is refused up front, one
+#      message per object a superuser would evaluate; nothing changes;
+#   2. without those, the offline move runs: the counts of the verification
+#      plan the partial index as its owner, pg_restore fires no trigger;
+#   3. the planted objects again, an online move back: PostgreSQL 16+
+#      applies as the table owner, so it runs; on 15 it is refused.
+# After each: mallory.hits unchanged, mallory no superuser on both servers.
+cd "$(dirname "$0")/../.." || exit 1
+SHARDID_TMP=""		# its own directory and servers, removed at exit
+. test/lib_script.sh
+
+move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
+[ -x "$move" ] || move=src/move/shardid-move
+base=$((SHARDID_PORT_BASE + 40))
+a=$base
+b=$((base + 1))
+chmod 777 "$SHARDID_TMP"
+for i in 0 1; do
+	cluster_init "s$i" $((base + i)) "wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10" \
+		"shardid.epoch = '2026-01-01 00:00:00+00'" || exit 1
+	cluster_start "s$i" || exit 1
+done
+conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
+on() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"; }
+as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
+
+# both servers: the extension, mallory, her counter and her payload
+for p in $a $b; do
+	"$PG_BIN/psql" -X -q -d "host=$SHARDID_TMP port=$p user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
+	on "$p" >/dev/null <<'SQL' || exit 1
+CREATE EXTENSION shardid;
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE SEQUENCE mallory.hits;
+-- no SECURITY DEFINER: it runs as whoever evaluates it
+CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN EXECUTE 'RESET ROLE'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    BEGIN EXECUTE 'SET SESSION AUTHORIZATION DEFAULT'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        PERFORM pg_catalog.nextval('mallory.hits');
+        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
+        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END IF;
+    RETURN true;
+END $$;
+CREATE FUNCTION mallory.audit() RETURNS event_trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM mallory.strike(); END $$;
+RESET ROLE;
+SQL
+done
+hits() {	# numbers taken from mallory.hits on a server
+	on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"
+}
+no_superuser_code() {	# no_superuser_code WHAT
+	local p
+	for p in $a $b; do
+		expect "$(hits "$p")" = "${hits0[$p]}" "$1: payload runs as a superuser on server $p"
+		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
+			"$1: mallory superuser on server $p"
+	done
+}
+
+# the payload is live: a superuser session that SET SESSION AUTHORIZATION
+# mallory (what pg_restore --use-set-session-authorization does), or SET
+# ROLE mallory, and then runs her code is a superuser again
+on "$a" -c "BEGIN; SET SESSION AUTHORIZATION mallory; SELECT mallory.strike(); ROLLBACK" >/dev/null 2>&1
+expect "$(hits "$a")" = 1 "the payload escapes SET SESSION AUTHORIZATION (test of the test)"
+on "$a" -c "BEGIN; SET ROLE mallory; SELECT mallory.strike(); ROLLBACK" >/dev/null 2>&1
+expect "$(hits "$a")" = 2 "the payload escapes SET ROLE (test of the test)"
+declare -A hits0
+hits0[$a]=$(hits "$a")
+hits0[$b]=$(hits "$b")
+
+# shard 5 on server a, with its template table; mallory may create in it
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
+GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
+SQL
+
+# plant: the kinds a move accepts (b), then those it refuses (r)
+plant_accepted() {
+	as_mallory "$1" >/dev/null <<'SQL'
+CREATE FUNCTION shard_0005.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
+CREATE FUNCTION shard_0005.g(integer) RETURNS integer IMMUTABLE LANGUAGE sql
+    AS 'SELECT CASE WHEN mallory.strike() THEN $1 END';
+CREATE FUNCTION shard_0005.h() RETURNS integer LANGUAGE sql AS 'SELECT CASE WHEN mallory.strike() THEN 1 END';
+CREATE FUNCTION shard_0005.trig() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM mallory.strike(); RETURN NEW; END $$;
+CREATE TABLE shard_0005.t_partial (id bigint PRIMARY KEY, n integer);
+CREATE INDEX ON shard_0005.t_partial (n) WHERE shard_0005.f(1);
+CREATE TABLE shard_0005.t_expr (id bigint PRIMARY KEY, n integer);
+CREATE INDEX ON shard_0005.t_expr (shard_0005.g(n));
+CREATE TABLE shard_0005.t_trigger (id bigint PRIMARY KEY, n integer);
+CREATE TRIGGER strike BEFORE INSERT OR UPDATE ON shard_0005.t_trigger
+    FOR EACH ROW EXECUTE FUNCTION shard_0005.trig();
+CREATE TABLE shard_0005.t_default (id bigint PRIMARY KEY, n integer DEFAULT shard_0005.h());
+CREATE TABLE shard_0005.t_rls (id bigint PRIMARY KEY, n integer);
+ALTER TABLE shard_0005.t_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY strike ON shard_0005.t_rls USING (shard_0005.f(n));
+INSERT INTO shard_0005.t_partial SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_expr SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_trigger SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_default SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_rls SELECT g, g FROM generate_series(1, 20) g;
+SQL
+}
+plant_refused() {	# what a superuser would evaluate while copying rows
+	as_mallory "$1" >/dev/null <<'SQL'
+CREATE TABLE shard_0005.t_check (id bigint PRIMARY KEY, n integer CHECK (shard_0005.f(n)));
+CREATE DOMAIN shard_0005.checked AS integer CHECK (shard_0005.f(VALUE));
+CREATE TABLE shard_0005.t_domain (id bigint PRIMARY KEY, n shard_0005.checked);
+CREATE TABLE shard_0005.t_generated (id bigint PRIMARY KEY, n integer,
+    m integer GENERATED ALWAYS AS (shard_0005.g(n)) STORED);
+INSERT INTO shard_0005.t_check SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_domain SELECT g, g FROM generate_series(1, 20) g;
+INSERT INTO shard_0005.t_generated SELECT g, g FROM generate_series(1, 20) g;
+SQL
+}
+plant_accepted "$a" || exit 1
+plant_refused "$a" || exit 1
+as_mallory "$a" >/dev/null <<'SQL' || exit 1
+CREATE TABLE shard_0005.t_fk_parent (id bigint PRIMARY KEY, n integer);
+CREATE INDEX ON shard_0005.t_fk_parent (n) WHERE shard_0005.f(2);
+CREATE TABLE shard_0005.t_fk_child (id bigint PRIMARY KEY, parent bigint REFERENCES shard_0005.t_fk_parent);
+CREATE TABLE shard_0005.t_force (id bigint PRIMARY KEY);
+ALTER TABLE shard_0005.t_force ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+SQL
+# a superuser's event trigger on the target, calling mallory's function
+on "$b" -c "CREATE EVENT TRIGGER audit ON ddl_command_end EXECUTE FUNCTION mallory.audit()" || exit 1
+no_superuser_code "planting"
+
+# 1. offline, everything planted: refused, one message per object
+out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move with code of mallory: exit status"
+for want in \
+	'table shard_0005.t_check: CHECK constraint t_check_n_check calls function shard_0005.f(integer) of role mallory, which this move would run as a superuser' \
+	'table shard_0005.t_domain: column n is of domain shard_0005.checked, whose CHECK constraint checked_check calls function shard_0005.f(integer) of role mallory' \
+	'table shard_0005.t_generated: generated column m calls function shard_0005.g(integer) of role mallory' \
+	'table shard_0005.t_fk_parent: index shard_0005.t_fk_parent_n_idx calls function shard_0005.f(integer) of role mallory (the table has a foreign key, whose check plans it)' \
+	'table shard_0005.t_force has FORCE ROW LEVEL SECURITY' \
+	'error: event trigger audit calls function mallory.audit() of role mallory on the --to server, which the move'"'"'s DDL would fire as a superuser' \
+	'error: shard 5 cannot move as it is (see above); nothing was changed'; do
+	echo "$out" | grep -qF -- "$want" || fail "refusal: wanted \"$want\""
+done
+echo "$out" | grep -q 't_partial\|t_expr\|t_trigger\|t_default\|t_rls' && fail "refusal names an object the move runs safely"
+expect "$(on "$b" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "journal rows written by the refused move"
+expect "$(on "$a" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "freeze left by the refused move"
+no_superuser_code "refused offline move"
+
+# 2. offline with what it accepts: it moves, no payload runs as a superuser
+on "$a" -c "DROP TABLE shard_0005.t_check, shard_0005.t_domain, shard_0005.t_generated, shard_0005.t_fk_child,
+            shard_0005.t_fk_parent, shard_0005.t_force; DROP DOMAIN shard_0005.checked" || exit 1
+on "$b" -c "DROP EVENT TRIGGER audit" || exit 1
+"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes || fail "offline move of shard 5 failed"
+expect "$(on "$b" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 registered on the target"
+# counted by mallory: a superuser's count would plan her partial index
+expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.t_partial")" = 20 "rows of t_partial on the target"
+no_superuser_code "offline move"
+
+# 3. online back, with the refused kinds planted again on the new source
+plant_refused "$b" || exit 1
+on "$b" -c "ALTER TABLE shard_0005.t_trigger ENABLE ALWAYS TRIGGER strike" || exit 1
+on "$a" -c "CREATE EVENT TRIGGER audit ON ddl_command_end EXECUTE FUNCTION mallory.audit()" -c "ALTER EVENT TRIGGER audit DISABLE" || exit 1
+version=$(on "$a" -c "SHOW server_version_num")
+out=$("$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --online 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+if [ "$version" -ge 160000 ]; then
+	expect "$status" = 0 "online move into PostgreSQL 16+, which applies as the table owner: exit status"
+	expect "$(as_mallory "$a" -c "SELECT count(*) FROM shard_0005.t_generated")" = 20 "rows of t_generated on the target"
+else
+	expect "$status" = 1 "online move into PostgreSQL 15, which applies as a superuser: exit status"
+	for want in 't_check: CHECK constraint' 't_generated: generated column' 'index shard_0005.t_expr_g_idx' \
+		"trigger strike fires on a subscriber (ENABLE ALWAYS)" 'PostgreSQL 15'; do
+		echo "$out" | grep -qF -- "$want" || fail "refusal on 15: wanted \"$want\""
+	done
+fi
+no_superuser_code "online move"
+grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
+finish
