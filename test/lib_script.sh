@@ -88,3 +88,18 @@ wait_until() {
 		sleep 0.1
 	done
 }
+
+# reload_conf [psql options...]: pg_reload_conf(), then wait until new
+# sessions start with the configuration read again (the postmaster has
+# read it), instead of sleeping a while
+reload_conf() {
+	local before
+	before=$(q "$@" -c "SELECT pg_conf_load_time()")
+	q "$@" -c "SELECT pg_reload_conf()" >/dev/null
+	wait_until "new sessions with the reloaded configuration" conf_newer "$before" "$@"
+}
+conf_newer() {	# conf_newer TIME [psql options...]: a new session's configuration was read after TIME
+	local before=$1
+	shift
+	[ "$(q "$@" -c "SELECT pg_conf_load_time() > '$before'")" = t ]
+}

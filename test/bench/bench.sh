@@ -3,11 +3,18 @@
 # pick, measured side by side in one run on throwaway clusters (make bench).
 #
 # A benchmark, not a test: it prints figures and writes them to
-# test/bench/results.md and test/bench/results.png; its exit status never
-# depends on them.  Contenders alternate within each repetition, and the
-# tables give the median, min and max of REPS runs and ratios to bigserial.
+# test/bench/results-pgNN.md and results-pgNN.png (NN: the server's major
+# version); its exit status never depends on them.  Contenders alternate
+# within each repetition, and the tables give the median, min and max of
+# REPS runs and ratios to bigserial.  On PostgreSQL 18+ the UUIDv7
+# contender is the native uuidv7(), before that a UUIDv7 written in SQL;
+# shardid.next_ids(shard, n) is measured when the server has it.
 #
-#   REPS=3 ROWS=2000000 INSERT_ROWS=1000000 PGBENCH_SECONDS=2 test/bench/bench.sh
+#   REPS=3 ROWS=2000000 INSERT_ROWS=1000000 PGBENCH_SECONDS=2 \
+#   LOCALITY_ROWS=10000000 LOCALITY_SPAN='1 day' test/bench/bench.sh
+# A quick run that proves the script (figures of no value):
+#   REPS=1 ROWS=20000 INSERT_ROWS=20000 PGBENCH_SECONDS=1 CONC_ROWS=16000 \
+#   LOCALITY_ROWS=100000 CALLGRIND_CALLS=1000 OUT=/tmp test/bench/bench.sh
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib.sh
 
@@ -16,7 +23,12 @@ ROWS=${ROWS:-2000000}
 INSERT_ROWS=${INSERT_ROWS:-1000000}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
 CALLGRIND_CALLS=${CALLGRIND_CALLS:-100000}
+# index locality: rows inserted in time order, their times LOCALITY_SPAN apart
+LOCALITY_ROWS=${LOCALITY_ROWS:-10000000}
+LOCALITY_SPAN=${LOCALITY_SPAN:-1 day}
 OUT=${OUT:-test/bench}
+major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+results="$OUT/results-pg$major"
 work="$SHARDID_TMP/work"
 mkdir -p "$work"
 port=$SHARDID_PORT_BASE
@@ -81,7 +93,11 @@ CREATE FUNCTION bench.naive_id(seq bigint) RETURNS bigint AS \$\$
 \$\$ LANGUAGE sql VOLATILE;
 SQL
 
-names="bigserial next_id_seq next_id_free plpgsql_2011 gen_random_uuid uuidv7_sql"
+# a user on PostgreSQL 18+ picks its native uuidv7(); before, one in SQL
+has_uuidv7=$(q -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL")
+has_next_ids=$(q -c "SELECT to_regprocedure('shardid.next_ids(integer, integer)') IS NOT NULL")
+if [ "$has_uuidv7" = t ]; then uuidv7=uuidv7; else uuidv7=uuidv7_sql; fi
+names="bigserial next_id_seq next_id_free plpgsql_2011 gen_random_uuid $uuidv7"
 declare -A label=(
 	[bigserial]="bigserial (nextval)"
 	[next_id_seq]="shardid.next_id(shard, nextval(seq))"
@@ -89,6 +105,8 @@ declare -A label=(
 	[plpgsql_2011]="2011 PL/pgSQL next_id()"
 	[gen_random_uuid]="gen_random_uuid()"
 	[uuidv7_sql]="UUIDv7 in SQL"
+	[uuidv7]="uuidv7() (PostgreSQL 18)"
+	[next_ids]="shardid.next_ids(shard, 1000), per id"
 )
 declare -A coltype=(
 	[bigserial]="bigserial PRIMARY KEY"
@@ -97,6 +115,7 @@ declare -A coltype=(
 	[plpgsql_2011]="bigint PRIMARY KEY DEFAULT bench.next_id_2011()"
 	[gen_random_uuid]="uuid PRIMARY KEY DEFAULT gen_random_uuid()"
 	[uuidv7_sql]="uuid PRIMARY KEY DEFAULT bench.uuid_v7()"
+	[uuidv7]="uuid PRIMARY KEY DEFAULT uuidv7()"
 )
 
 : >"$work/results.md"
@@ -120,13 +139,18 @@ declare -A loopsql=(
 	[plpgsql_2011]="SELECT count(bench.next_id_2011()) FROM generate_series(1, $ROWS) i"
 	[gen_random_uuid]="SELECT count(gen_random_uuid()) FROM generate_series(1, $ROWS) i"
 	[uuidv7_sql]="SELECT count(bench.uuid_v7()) FROM generate_series(1, $ROWS) i"
+	[uuidv7]="SELECT count(uuidv7()) FROM generate_series(1, $ROWS) i"
+	# blocks of 1000 ids, going round 64 shards (below the ceiling)
+	[next_ids]="SELECT count(*) FROM generate_series(1, $((ROWS / 1000))) b, shardid.next_ids((b % 64)::int, 1000)"
 )
 declare -A base=([bigserial]=loop [next_id_seq]=loop [next_id_free]=loop64 [plpgsql_2011]=loop
-	[gen_random_uuid]=loop [uuidv7_sql]=loop)
+	[gen_random_uuid]=loop [uuidv7_sql]=loop [uuidv7]=loop [next_ids]=loop)
+percall_names=$names
+[ "$has_next_ids" = t ] && percall_names="$names next_ids"
 declare -A t
 echo "1. per call ..." >&2
 for r in $(seq "$REPS"); do
-	for c in loop loop64 $names; do
+	for c in loop loop64 $percall_names; do
 		v=$(ms "${loopsql[$c]}")
 		# net ns per call against the loop run just before, same repetition
 		if [ "$c" = loop ] || [ "$c" = loop64 ]; then
@@ -144,7 +168,7 @@ report ""
 report "| contender | median ns | min | max | vs bigserial |"
 report "| --- | ---: | ---: | ---: | ---: |"
 : >"$work/percall.dat"
-for c in $names; do
+for c in $percall_names; do
 	read -r med lo hi <<<"$(stats "${t[$c]}")"
 	report "| ${label[$c]} | $(f0 "$med") | $(f0 "$lo") | $(f0 "$hi") | $(ratio "$med" "$bmed")x |"
 	echo "\"${label[$c]}\" $med" >>"$work/percall.dat"
@@ -188,6 +212,89 @@ for c in $names; do
 	nf=$(($(failures "${ins[logged.$c]}") + $(failures "${ins[unlogged.$c]}")))
 	report "| ${label[$c]} | $(f0 "$lm") ($(f0 "$ll")-$(f0 "$lh")) | $(ratio "$lm" "$blog")x | $(f0 "$um") ($(f0 "$ul")-$(f0 "$uh")) | $(ratio "$um" "$bunl")x | $((${size[$c]} / 1048576)) MiB | $nf |"
 	echo "\"${label[$c]}\" $(ratio "$lm" "$blog") $(ratio "$um" "$bunl")" >>"$work/insert.dat"
+done
+report ""
+
+# ------------------------- 2b. index locality after inserts in time order
+# LOCALITY_ROWS rows whose times run LOCALITY_SPAN up to a fixed moment
+# ("the end"), inserted in time order in one statement; then the primary
+# key's size and a range scan of the last minute's rows (before the end)
+# through it.  The ids are those the contender makes at those times:
+# shardid's packed from the time (as next_id() stamps them), UUIDv7's
+# 48-bit milliseconds and random bits (as uuidv7() makes them), bigserial's
+# in order.  Random UUIDs carry no time: no range scan can find the last
+# minute through their key.
+echo "2b. index locality ..." >&2
+q >/dev/null <<'SQL'
+-- a UUIDv7 at a given time (48-bit ms, version and variant bits, random)
+CREATE FUNCTION bench.uuid_v7_at(ts timestamptz) RETURNS uuid AS $$
+    SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+                  PLACING substring(int8send(floor(extract(epoch FROM ts) * 1000)::bigint) FROM 3)
+                  FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$$ LANGUAGE sql VOLATILE;
+-- the smallest UUIDv7 at a given time
+CREATE FUNCTION bench.uuid_v7_min(ts timestamptz) RETURNS uuid AS $$
+    SELECT encode(substring(int8send(floor(extract(epoch FROM ts) * 1000)::bigint) FROM 3)
+                  || '\x00000000000000000000'::bytea, 'hex')::uuid
+$$ LANGUAGE sql IMMUTABLE;
+SQL
+loc_end=$(q -c "SELECT now()")
+epoch_ms=$(q -c "SELECT epoch_ms FROM shardid.info()")
+at="'$loc_end'::timestamptz - interval '$LOCALITY_SPAN' * (1 - g::float8 / $LOCALITY_ROWS)"
+since="'$loc_end'::timestamptz - interval '1 minute'"
+loc_names="bigserial next_id $uuidv7 gen_random_uuid"
+label[next_id]="shardid ids (next_id)"
+declare -A loc_col=(
+	[bigserial]="bigserial PRIMARY KEY"
+	[next_id]="bigint PRIMARY KEY"
+	[uuidv7]="uuid PRIMARY KEY"
+	[uuidv7_sql]="uuid PRIMARY KEY"
+	[gen_random_uuid]="uuid PRIMARY KEY DEFAULT gen_random_uuid()"
+)
+declare -A loc_id=(
+	[next_id]="shardid.make_id(floor(extract(epoch FROM a) * 1000)::bigint - $epoch_ms, 5, g % 1024)"
+	[uuidv7]="bench.uuid_v7_at(a)"
+	[uuidv7_sql]="bench.uuid_v7_at(a)"
+)
+declare -A loc_size loc_rows loc_ms loc_buf loc_ins
+for c in $loc_names; do
+	q -c "SET client_min_messages = warning; DROP TABLE IF EXISTS bench.loc;
+	      CREATE TABLE bench.loc (id ${loc_col[$c]}, at timestamptz NOT NULL); CHECKPOINT"
+	if [ -n "${loc_id[$c]:-}" ]; then
+		loc_ins[$c]=$(ms "INSERT INTO bench.loc (id, at) SELECT ${loc_id[$c]}, a
+		                  FROM (SELECT g, $at AS a FROM generate_series(1, $LOCALITY_ROWS) g) s")
+	else
+		loc_ins[$c]=$(ms "INSERT INTO bench.loc (at) SELECT $at FROM generate_series(1, $LOCALITY_ROWS) g")
+	fi
+	q -c "VACUUM ANALYZE bench.loc"
+	loc_size[$c]=$(q -c "SELECT pg_relation_size('bench.loc_pkey')")
+	case $c in
+	bigserial) scan="SELECT count(*) FROM bench.loc WHERE id >= $(q -c "SELECT min(id) FROM bench.loc WHERE at >= $since")" ;;
+	next_id) scan="SELECT count(*) FROM bench.loc WHERE id >= shardid.min_id($since)" ;;
+	uuidv7 | uuidv7_sql) scan="SELECT count(*) FROM bench.loc WHERE id >= bench.uuid_v7_min($since)" ;;
+	*) scan="" ;;
+	esac
+	if [ -n "$scan" ]; then
+		loc_rows[$c]=$(q -c "$scan")
+		runs=""
+		for r in $(seq "$REPS"); do runs="$runs $(ms "$scan")"; done
+		read -r loc_ms[$c] _ _ <<<"$(stats "$runs")"
+		loc_buf[$c]=$(q -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) $scan" |
+			awk '/Buffers: shared/ {for (i = 1; i <= NF; i++) if ($i ~ /^(hit|read)=/) {split($i, kv, "="); n += kv[2]}
+			     print n; exit}')
+	else
+		loc_rows[$c]="-" loc_ms[$c]="-" loc_buf[$c]="-"
+	fi
+done
+q -c "DROP TABLE bench.loc"
+report "## 2b. Index locality: $LOCALITY_ROWS rows in time order"
+report ""
+report "$LOCALITY_ROWS rows whose times run over $LOCALITY_SPAN, inserted in time order in one statement (VACUUM ANALYZE after), each with the id its contender makes at that time; then \`SELECT count(*) ... WHERE id >= (smallest id of the last minute)\` through the primary key (median of $REPS, warm cache). Buffers: pages the scan touched (EXPLAIN BUFFERS), which does not depend on the machine's speed. Random UUIDs hold no time, so no key range finds the last minute."
+report ""
+report "| contender | primary key size | vs bigserial | rows of the last minute | range scan ms | vs bigserial | buffers | insert ms |"
+report "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for c in $loc_names; do
+	report "| ${label[$c]} | $((${loc_size[$c]} / 1048576)) MiB | $(ratio "${loc_size[$c]}" "${loc_size[bigserial]}")x | ${loc_rows[$c]} | $(f1 "${loc_ms[$c]}") | $(ratio "${loc_ms[$c]}" "${loc_ms[bigserial]}")x | ${loc_buf[$c]} | $(f0 "${loc_ins[$c]}") |"
 done
 report ""
 
@@ -437,13 +544,13 @@ report "- 2011 PL/pgSQL next_id() over next_id(shard, nextval()): $(ratio "$i_pl
 report "- nextval() over next_id(shard): $(ratio "$i_nv" "$i_free")x"
 report ""
 
-cp "$work/results.md" "$OUT/results.md"
+cp "$work/results.md" "$results.md"
 
 # -------------------------------------------------------------------- plot
 if command -v gnuplot >/dev/null; then
 	gnuplot <<EOF
 set terminal pngcairo size 1100,460 font "DejaVu Sans,10" noenhanced
-set output "$OUT/results.png"
+set output "$results.png"
 set bmargin 9
 set multiplot layout 1,2 title "shardid vs the alternatives ($(date -u +%Y-%m-%d), $(nproc) cores, PostgreSQL $("$PG_CONFIG" --version | awk '{print $2}'))"
 set style data histograms
@@ -466,4 +573,4 @@ unset multiplot
 EOF
 fi
 echo
-cat "$OUT/results.md"
+cat "$results.md"

@@ -36,8 +36,8 @@ committed_ahead() {	# the newest committed row is 500 ms ahead of the clock
 }
 wait_until "the newest committed row 500 ms ahead of the clock" committed_ahead
 echo "newest committed row $lead_before ms ahead of the clock"
-q_at $port -c "ALTER SYSTEM SET shardid.max_lead_ms = 0" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 0.5
+q_at $port -c "ALTER SYSTEM SET shardid.max_lead_ms = 0" >/dev/null
+reload_conf -p $port -d app
 pid=$(q_at $port -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'burst' LIMIT 1")
 [ -n "$pid" ] || fail "the burst backend is not running"
 echo "killing backend $pid with SIGKILL, clock now $(q_at $port -c "SELECT clock_timestamp()")"

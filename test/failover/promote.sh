@@ -43,8 +43,8 @@ expect "$(q_at $standby -c "SELECT shardid.id_shard(shardid.make_id(5, 7, 9)) = 
 
 # on the primary: a burst that borrows seconds ahead of the clock (the
 # primary allows a longer lead than the standby), then rows
-q_at $primary -c "ALTER SYSTEM SET shardid.max_lead_ms = 10000" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 0.5
+q_at $primary -c "ALTER SYSTEM SET shardid.max_lead_ms = 10000" >/dev/null
+reload_conf -p $primary -d app
 borrow_ahead 1 1000 -p $primary -d app || finish
 q_at $primary -c "INSERT INTO s1.t (phase) SELECT 1 FROM generate_series(1, 50000);
                   INSERT INTO s1.u (phase) SELECT 1 FROM generate_series(1, 50000);" || fail "inserts on the primary failed"

@@ -8,12 +8,11 @@
 
 q >/dev/null <<'SQL'
 ALTER SYSTEM SET shardid.max_lead_ms = 10000;
-SELECT pg_reload_conf();
 CREATE SCHEMA s6;
 CREATE SEQUENCE s6.t_id_seq;
 CREATE TABLE s6.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6, nextval('s6.t_id_seq')), phase int);
 SQL
-sleep 0.5
+reload_conf
 
 # a steady writer for the crash to interrupt
 echo "INSERT INTO s6.t (phase) SELECT 1 FROM generate_series(1, 100);" >"$SHARDID_TMP/crash.sql"
