@@ -28,6 +28,7 @@
 #                              test/strict/sql (NAME strict); MODE is session,
 #                              strict-dsm (17+, not preloaded) or strict
 #   session/NAME.sh            test/session scripts (not preloaded)
+#   security/NAME.sh           test/security: hostile roles (not preloaded)
 #   strict/NAME.sh             test/strict scripts (preloaded); on 17+ some
 #   strict-dsm/strict/NAME.sh  also run not preloaded (REGISTRY below)
 #   cluster/NAME.sh            test/cluster: shards on three servers, moves
