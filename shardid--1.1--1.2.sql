@@ -50,74 +50,16 @@
 -- node routed the statement, so set_id() makes every id of a tenant on one
 -- server, where next_id() keeps them unique.  See doc/citus.md.
 
+-- Trigger arguments: the shard number and the bigint id column.  A row
+-- whose id is given keeps it.  The first id a backend makes for a table (a
+-- table newly placed here by a schema move, a server promoted from a
+-- standby) sorts above every id the table holds, whatever the clocks: the
+-- backend reads max(id) once (the inserting role needs SELECT on it) and
+-- waits for its clock to pass it, at most 60 s (src/citus.c).
 CREATE FUNCTION set_id()
 RETURNS trigger
-AS $$
-DECLARE
-    shard integer;
-    col text;
-    v bigint;
-    newest bigint;
-    seen text;
-    tries integer := 0;
-BEGIN
-    IF TG_WHEN OPERATOR(pg_catalog.<>) 'BEFORE' OR TG_LEVEL OPERATOR(pg_catalog.<>) 'ROW'
-       OR TG_OP OPERATOR(pg_catalog.<>) 'INSERT' OR TG_NARGS OPERATOR(pg_catalog.<>) 2 THEN
-        RAISE EXCEPTION 'shardid.set_id() must be a BEFORE INSERT ... FOR EACH ROW trigger with arguments (shard, id column)'
-            USING ERRCODE = 'invalid_object_definition',
-                  HINT = 'Install it with shardid.citus_use_trigger(table, shard).';
-    END IF;
-    shard := TG_ARGV[0]::integer;
-    col := TG_ARGV[1];
-    -- an id given in the statement is kept, as with a DEFAULT
-    IF col OPERATOR(pg_catalog.=) 'id' THEN
-        IF NEW.id IS NOT NULL THEN
-            RETURN NEW;
-        END IF;
-    ELSIF (pg_catalog.to_jsonb(NEW) OPERATOR(pg_catalog.->>) col) IS NOT NULL THEN
-        RETURN NEW;
-    END IF;
-
-    v := shardid.next_id(shard);
-
-    -- The first id this session makes for this table (a table newly placed
-    -- here by a schema move, or a server promoted from a standby) must sort
-    -- above every id the table holds: ids made on another server, whose
-    -- clock may be ahead of this one's.  Once per session and table.
-    seen := pg_catalog.current_setting('shardid_citus.checked', true);
-    IF seen IS NULL
-       OR pg_catalog.strpos(seen, pg_catalog.concat(',', TG_RELID::text, ',')) OPERATOR(pg_catalog.=) 0 THEN
-        EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I) FROM %I.%I', col, TG_TABLE_SCHEMA, TG_TABLE_NAME)
-            INTO newest;
-        WHILE newest IS NOT NULL AND v OPERATOR(pg_catalog.<=) newest LOOP
-            -- until the core can raise a shard's mark (see doc/citus.md), wait
-            -- for this server's clock to pass the newest stored id
-            tries := tries OPERATOR(pg_catalog.+) 1;
-            IF shardid.id_millis(newest) OPERATOR(pg_catalog.-) shardid.id_millis(v)
-               OPERATOR(pg_catalog.>) 60000 THEN
-                RAISE EXCEPTION 'the newest id of table %.% is % ms ahead of this server''s clock',
-                    TG_TABLE_SCHEMA, TG_TABLE_NAME,
-                    shardid.id_millis(newest) OPERATOR(pg_catalog.-) shardid.id_millis(v)
-                    USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = pg_catalog.format('Its newest id is %s; this server would make %s.', newest, v),
-                          HINT = 'Check the clocks of the servers.';
-            END IF;
-            PERFORM pg_catalog.pg_sleep((shardid.id_millis(newest) OPERATOR(pg_catalog.-) shardid.id_millis(v)
-                                         OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog./) 1000.0);
-            v := shardid.next_id(shard);
-        END LOOP;
-        PERFORM pg_catalog.set_config('shardid_citus.checked',
-            pg_catalog.concat(COALESCE(seen, ','), TG_RELID::text, ','), false);
-    END IF;
-
-    IF col OPERATOR(pg_catalog.=) 'id' THEN
-        NEW.id := v;
-    ELSE
-        NEW := pg_catalog.jsonb_populate_record(NEW, pg_catalog.jsonb_build_object(col, v));
-    END IF;
-    RETURN NEW;
-END
-$$ LANGUAGE plpgsql;
+AS 'MODULE_PATHNAME', 'shardid_set_id'
+LANGUAGE C;
 
 COMMENT ON FUNCTION set_id() IS
 'BEFORE INSERT row trigger (arguments: shard, id column) that gives a row without an id shardid.next_id(shard), on the server that stores the row; for Citus tenant schemas, installed by shardid.citus_use_trigger()';

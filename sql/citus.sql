@@ -42,6 +42,12 @@ DROP TRIGGER bad ON c7.x;
 CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH STATEMENT EXECUTE FUNCTION shardid.set_id(7, 'id');
 INSERT INTO c7.x (v) VALUES (1);
 DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7, 'nope');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7, 'v');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
 
 -- Citus is not here
 SELECT * FROM shardid.citus_distribute_shard('c7', 7);
