@@ -7,7 +7,8 @@
 # receives the INSERT), a shard number given to two tenant schemas, and a
 # node with too few free replication origins.  Then the shard <-> tenant
 # mapping (shardid.citus_tenants) answers alike on every node, and
-# citus_distribute_shard() turns a schema made locally into a tenant schema.
+# citus_distribute_shard() turns a shard made by create_shards() with
+# schema-based sharding off into a tenant schema.
 . "$(dirname "$0")/lib.bash"
 
 citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
@@ -65,11 +66,13 @@ cluster_stop w2 && citus_node_start w2 || fail "restart of worker 2"
 expect "$(at "$COORD" -c "SELECT node FROM shardid.citus_doctor() WHERE problem = 'replication origins'")" = \
 	"127.0.0.1:$W2" "doctor reports worker 2's replication origins"
 
-# a schema made with schema-based sharding off, then distributed
+# a shard made by create_shards() with schema-based sharding off, then
+# distributed
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
-	-c "CREATE SCHEMA shard_0012" \
-	-c "CREATE TABLE shard_0012.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(12), v int)" \
-	-c "INSERT INTO shard_0012.t (v) VALUES (1)" >/dev/null
+	-c "CREATE SCHEMA app_template" \
+	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" \
+	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[12])" >/dev/null ||
+	fail "create_shards with schema-based sharding off"
 expect "$(at "$COORD" -c "SET client_min_messages = warning" -c "SELECT string_agg(table_name || ' ' || id_column, ',') FROM shardid.citus_distribute_shard('shard_0012', 12)")" = \
 	"t id" "citus_distribute_shard"
 for port in "$COORD" "$W1" "$W2"; do
@@ -78,4 +81,6 @@ for port in "$COORD" "$W1" "$W2"; do
 done
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_schema WHERE schemaid = 'shard_0012'::regnamespace")" = 1 \
 	"shard_0012 is a tenant schema"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0012.t'::regclass")" = 1 \
+	"shard_0012.t is a Citus table"
 finish
