@@ -154,6 +154,20 @@ BEGIN
                    WHERE ds.schemaid OPERATOR(pg_catalog.=)
                          pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid) THEN
         PERFORM pg_catalog.citus_schema_distribute(pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name)));
+    ELSIF EXISTS (SELECT FROM pg_catalog.pg_class c
+                  WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                        pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid
+                    AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+                    AND NOT c.relispartition
+                    AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p
+                                    WHERE p.logicalrelid OPERATOR(pg_catalog.=) c.oid)) THEN
+        -- what shardid.create_shards() leaves when it runs with
+        -- citus.enable_schema_based_sharding on: Citus makes only top-level
+        -- CREATE TABLE tenant tables
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema with tables that are not distributed', schema_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Tables made inside a function, as shardid.create_shards() makes them, stay local when citus.enable_schema_based_sharding is on.',
+                  HINT = 'Drop the schema, make it again with SET citus.enable_schema_based_sharding = off, then call shardid.citus_distribute_shard().';
     END IF;
     FOR d IN SELECT i.table_oid, i.table_name, i.column_name FROM shardid.id_defaults i
              WHERE i.schema_name OPERATOR(pg_catalog.=) citus_distribute_shard.schema_name

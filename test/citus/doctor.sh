@@ -8,7 +8,8 @@
 # node with too few free replication origins.  Then the shard <-> tenant
 # mapping (shardid.citus_tenants) answers alike on every node, and
 # citus_distribute_shard() turns a shard made by create_shards() with
-# schema-based sharding off into a tenant schema.
+# schema-based sharding off into a tenant schema (and refuses, saying why,
+# one made with it on, whose tables Citus left local).
 . "$(dirname "$0")/lib.bash"
 
 citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
@@ -66,11 +67,20 @@ cluster_stop w2 && citus_node_start w2 || fail "restart of worker 2"
 expect "$(at "$COORD" -c "SELECT node FROM shardid.citus_doctor() WHERE problem = 'replication origins'")" = \
 	"127.0.0.1:$W2" "doctor reports worker 2's replication origins"
 
+# create_shards() with schema-based sharding on makes a tenant schema
+# whose tables stay local: citus_distribute_shard() says what to do
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE SCHEMA app_template" \
+	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" >/dev/null || fail "template"
+at "$COORD" -c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5])" >/dev/null ||
+	fail "create_shards with schema-based sharding on"
+expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_distribute_shard('shard_0005', 5)" 2>&1 | head -1)" = \
+	'ERROR:  schema "shard_0005" is a Citus tenant schema with tables that are not distributed' \
+	"citus_distribute_shard on a tenant schema with local tables"
+
 # a shard made by create_shards() with schema-based sharding off, then
 # distributed
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
-	-c "CREATE SCHEMA app_template" \
-	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" \
 	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[12])" >/dev/null ||
 	fail "create_shards with schema-based sharding off"
 expect "$(at "$COORD" -c "SET client_min_messages = warning" -c "SELECT string_agg(table_name || ' ' || id_column, ',') FROM shardid.citus_distribute_shard('shard_0012', 12)")" = \
