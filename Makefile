@@ -3,7 +3,7 @@
 EXTENSION = shardid
 
 MODULE_big = shardid
-OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o
+OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o src/citus.o
 
 # The released scripts (1.0, 1.0--1.1) never change; every change of 1.2 is
 # written once, in 1.1--1.2.  make builds from them the install scripts of

@@ -1,0 +1,62 @@
+-- The Citus helpers of section 4 on a server without Citus: the set_id()
+-- trigger and citus_use_trigger() work on any table; the rest say that
+-- Citus is missing.  Ids made by the trigger (NULL id) are tested with a
+-- real Citus cluster in test/citus.
+SET client_min_messages = warning;
+SET timezone = 'UTC';
+CREATE SCHEMA c7;
+CREATE TABLE c7.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE c7.u (uid bigint, v int);
+CREATE TABLE c7.w (id integer, v int);
+
+-- bad arguments
+SELECT shardid.citus_use_trigger('c7.t', -1);
+SELECT shardid.citus_use_trigger('c7.t', 8192);
+SELECT shardid.citus_use_trigger('c7.t', NULL);
+SELECT shardid.citus_use_trigger('c7.u', 7);
+SELECT shardid.citus_use_trigger('c7.w', 7);
+SELECT shardid.citus_use_trigger('c7.u', 7, 'nope');
+
+-- the DEFAULT goes, the trigger comes (twice: it is replaced)
+SELECT shardid.citus_use_trigger('c7.t', 7);
+SELECT shardid.citus_use_trigger('c7.t', 7);
+SELECT shardid.citus_use_trigger('c7.u', 7, 'uid');
+SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'c7.t'::regclass;
+SELECT tgname, tgtype, pg_get_triggerdef(oid) FROM pg_trigger
+WHERE tgrelid IN ('c7.t'::regclass, 'c7.u'::regclass) ORDER BY tgrelid::regclass::text;
+SELECT schema_name, table_name, table_oid = 'c7.t'::regclass AS oid_ok, shard, id_column
+FROM shardid.citus_tenants ORDER BY table_name;
+
+-- an id given in the statement is kept, on any column name
+INSERT INTO c7.t (id, v) VALUES (shardid.make_id(1000, 7, 1), 1) RETURNING shardid.decode(id);
+INSERT INTO c7.u (uid, v) VALUES (shardid.make_id(1000, 9, 2), 1) RETURNING shardid.decode(uid);
+
+-- set_id() only as the trigger citus_use_trigger() makes
+CREATE TABLE c7.x (id bigint, v int);
+CREATE TRIGGER bad AFTER INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7, 'id');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7);
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH STATEMENT EXECUTE FUNCTION shardid.set_id(7, 'id');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7, 'nope');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.set_id(7, 'v');
+INSERT INTO c7.x (v) VALUES (1);
+DROP TRIGGER bad ON c7.x;
+
+-- Citus is not here
+SELECT * FROM shardid.citus_distribute_shard('c7', 7);
+SELECT * FROM shardid.citus_doctor();
+
+-- administrative functions are not for PUBLIC
+SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run
+FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
+  AND p.proname IN ('set_id', 'citus_use_trigger', 'citus_distribute_shard', 'citus_doctor')
+ORDER BY 1;
+
+DROP SCHEMA c7 CASCADE;

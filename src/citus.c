@@ -1,0 +1,210 @@
+/*-------------------------------------------------------------------------
+ *
+ * citus.c
+ *	  shardid.set_id(), the row trigger that makes a row's id on the server
+ *	  that stores the row.
+ *
+ * On Citus (schema-based sharding) a column DEFAULT is evaluated on the
+ * node that received the statement, any node of the cluster, so the ids of
+ * one tenant would come from several servers' clocks and counters and
+ * repeat.  A BEFORE INSERT row trigger runs where the tenant's rows are (the
+ * placement), for every statement shape, so set_id() makes the id there with
+ * shardid.next_id(shard), and all ids of a tenant come from one server.
+ *
+ * Trigger arguments: the shard number and the name of the bigint id column.
+ * A row whose id is given keeps it.  The first time a backend makes an id
+ * for a table, it reads the newest id stored in the table and makes sure its
+ * ids sort above it (a table newly placed here by a schema move, a server
+ * promoted from a standby, while the other server's clock was ahead): until
+ * the stamping core can raise a shard's mark, it waits for this server's
+ * clock to pass that id (at most 60 s, else an error).  Backends remember
+ * the tables they checked by OID; a table a move creates has a new one.
+ *
+ * next_id() is called through the function manager, as SQL would call it,
+ * so this file depends on no internals of the stamping core.
+ *
+ * src/citus.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+/* the millisecond field of an id: the layout is 41 ms | 13 shard | 10 seq */
+#define SET_ID_MILLIS(id)	((int64) ((uint64) (id) >> 23))
+/* the furthest the newest stored id may be ahead of this server's clock */
+#define SET_ID_MAX_WAIT_MS	60000
+
+static FmgrInfo next_id_finfo;
+static bool next_id_ready = false;
+static HTAB *checked_tables = NULL;
+
+/* shardid.next_id(integer), in the schema of the calling trigger function */
+static void
+set_id_lookup_next_id(Oid self)
+{
+	Oid			argtypes[1] = {INT4OID};
+	char	   *schema = get_namespace_name(get_func_namespace(self));
+	List	   *name;
+	Oid			fn;
+
+	name = list_make2(makeString(schema), makeString("next_id"));
+	fn = LookupFuncName(name, 1, argtypes, false);
+	fmgr_info_cxt(fn, &next_id_finfo, TopMemoryContext);
+	next_id_ready = true;
+}
+
+static int64
+set_id_next(int32 shard)
+{
+	return DatumGetInt64(FunctionCall1Coll(&next_id_finfo, InvalidOid,
+										   Int32GetDatum(shard)));
+}
+
+/* the newest id stored in the table, or false when it holds none */
+static bool
+set_id_newest(Relation rel, const char *column, int64 *newest)
+{
+	char	   *query;
+	bool		isnull = true;
+	Datum		d;
+
+	query = psprintf("SELECT pg_catalog.max(%s) FROM %s",
+					 quote_identifier(column),
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/*
+	 * Not read-only, so that SPI takes a new snapshot: a statement that
+	 * waited for a schema move holds a snapshot older than the rows the
+	 * move copied here.
+	 */
+	if (SPI_execute(query, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the newest id of \"%s\"", RelationGetRelationName(rel));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		*newest = DatumGetInt64(d);
+	SPI_finish();
+	pfree(query);
+	return !isnull;
+}
+
+/*
+ * The first id this backend makes for the table: above every id the table
+ * holds.  Returns the id to use.
+ */
+static int64
+set_id_first(Relation rel, const char *column, int32 shard, int64 v)
+{
+	int64		newest = 0;
+
+	if (!set_id_newest(rel, column, &newest))
+		return v;
+	while (v <= newest)
+	{
+		int64		ahead = SET_ID_MILLIS(newest) - SET_ID_MILLIS(v);
+
+		if (ahead > SET_ID_MAX_WAIT_MS)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the newest id of table \"%s.%s\" is " INT64_FORMAT " ms ahead of this server's clock",
+							get_namespace_name(RelationGetNamespace(rel)),
+							RelationGetRelationName(rel), ahead),
+					 errdetail("Its newest id is " INT64_FORMAT "; this server would make " INT64_FORMAT ".",
+							   newest, v),
+					 errhint("Check the clocks of the servers.")));
+		/* wait for the clock, in steps that let a cancel through */
+		pg_usleep(Min(ahead + 1, 100) * 1000L);
+		CHECK_FOR_INTERRUPTS();
+		v = set_id_next(shard);
+	}
+	return v;
+}
+
+PG_FUNCTION_INFO_V1(shardid_set_id);
+
+Datum
+shardid_set_id(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Trigger    *trigger;
+	Relation	rel;
+	TupleDesc	tupdesc;
+	HeapTuple	tuple;
+	const char *column;
+	int32		shard;
+	int			attnum;
+	bool		isnull;
+	Datum		value;
+	int64		v;
+	Oid			relid;
+	bool		found;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		trigdata->tg_trigger->tgnargs != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("shardid.set_id() must be a BEFORE INSERT ... FOR EACH ROW trigger with arguments (shard, id column)"),
+				 errhint("Install it with shardid.citus_use_trigger(table, shard).")));
+
+	trigger = trigdata->tg_trigger;
+	rel = trigdata->tg_relation;
+	tupdesc = RelationGetDescr(rel);
+	tuple = trigdata->tg_trigtuple;
+	shard = pg_strtoint32(trigger->tgargs[0]);
+	column = trigger->tgargs[1];
+	attnum = SPI_fnumber(tupdesc, column);
+	if (attnum <= 0 || TupleDescAttr(tupdesc, attnum - 1)->atttypid != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("table \"%s\" has no bigint column \"%s\"",
+						RelationGetRelationName(rel), column)));
+
+	/* an id given in the statement is kept, as with a DEFAULT */
+	(void) heap_getattr(tuple, attnum, tupdesc, &isnull);
+	if (!isnull)
+		return PointerGetDatum(tuple);
+
+	if (!next_id_ready)
+		set_id_lookup_next_id(fcinfo->flinfo->fn_oid);
+	if (checked_tables == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(Oid);
+		checked_tables = hash_create("shardid set_id tables", 64, &ctl,
+									 HASH_ELEM | HASH_BLOBS);
+	}
+
+	v = set_id_next(shard);
+	relid = RelationGetRelid(rel);
+	(void) hash_search(checked_tables, &relid, HASH_FIND, &found);
+	if (!found)
+	{
+		v = set_id_first(rel, column, shard, v);
+		(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
+	}
+
+	value = Int64GetDatum(v);
+	isnull = false;
+	tuple = heap_modify_tuple_by_cols(tuple, tupdesc, 1, &attnum, &value, &isnull);
+	return PointerGetDatum(tuple);
+}

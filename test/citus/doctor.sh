@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test/citus/doctor.sh: shardid.citus_doctor() on the coordinator sees what
+# doctor() cannot (the coordinator's tenant tables are empty shells): a row
+# with an id of another shard planted straight into the shard table on a
+# worker, a shard table whose set_id() trigger was dropped on the worker, a
+# tenant table whose id is a next_id() DEFAULT (made on whichever node
+# receives the INSERT), a shard number given to two tenant schemas, and a
+# node with too few free replication origins.  Then the shard <-> tenant
+# mapping (shardid.citus_tenants) answers alike on every node, and
+# citus_distribute_shard() turns a shard made by create_shards() with
+# schema-based sharding off into a tenant schema (and refuses, saying why,
+# one made with it on, whose tables Citus left local).
+. "$(dirname "$0")/lib.bash"
+
+citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
+at "$COORD" -c "CREATE SCHEMA tenant_7" -c "CREATE SCHEMA tenant_8" \
+	-c "CREATE TABLE tenant_7.a (id bigint PRIMARY KEY, v int)" \
+	-c "CREATE TABLE tenant_7.b (id bigint PRIMARY KEY, v int)" \
+	-c "CREATE TABLE tenant_7.d (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int)" \
+	-c "CREATE TABLE tenant_8.a (id bigint PRIMARY KEY, v int)" \
+	-c "SELECT shardid.citus_use_trigger('tenant_7.a', 7)" \
+	-c "SELECT shardid.citus_use_trigger('tenant_7.b', 7)" \
+	-c "SELECT shardid.citus_use_trigger('tenant_8.a', 8)" \
+	-c "INSERT INTO tenant_7.a (v) SELECT generate_series(1, 100)" \
+	-c "INSERT INTO tenant_8.a (v) SELECT generate_series(1, 100)" >/dev/null ||
+	{ fail "setup"; finish; }
+
+doctor() { at "$COORD" -F'|' -c "SELECT problem, object, coalesce(node, '') FROM shardid.citus_doctor() ORDER BY 1, 2, 3"; }
+expect "$(doctor)" = "id made where the statement arrives|tenant_7.d.id|" "doctor on a healthy cluster but for a DEFAULT"
+at "$COORD" -c "ALTER TABLE tenant_7.d ALTER COLUMN id DROP DEFAULT" -c "SELECT shardid.citus_use_trigger('tenant_7.d', 7)" >/dev/null
+expect "$(doctor)" = "" "doctor on a healthy cluster"
+
+# every node knows the tenants and their shards
+for port in "$COORD" "$W1" "$W2"; do
+	expect "$(at "$port" -c "SELECT string_agg(schema_name || '.' || table_name || '=' || shard, ' ' ORDER BY schema_name, table_name)
+		FROM shardid.citus_tenants WHERE table_name !~ '_[0-9]+$'")" = \
+		"tenant_7.a=7 tenant_7.b=7 tenant_7.d=7 tenant_8.a=8" "citus_tenants on port $port"
+done
+
+# a row of shard 9 planted into tenant_7.a's shard table, on its worker
+w=$(node_of tenant_7)
+shard_table=$(at "$COORD" -c "SELECT shard_name('tenant_7.a'::regclass, shardid) FROM pg_dist_shard
+	WHERE logicalrelid = 'tenant_7.a'::regclass")
+at "$w" -c "INSERT INTO $shard_table (id, v) VALUES (shardid.make_id(1000, 9, 1), 0)" >/dev/null ||
+	fail "planting a row on port $w"
+# the trigger dropped on tenant_7.b's shard table, on its worker
+# (Citus names a shard's trigger after the shard)
+shard_b=$(at "$COORD" -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenant_7.b'::regclass")
+at "$w" -c "SET citus.enable_ddl_propagation = off" \
+	-c "DROP TRIGGER shardid_set_id_$shard_b ON $(at "$COORD" -c "SELECT shard_name('tenant_7.b'::regclass, $shard_b)")" >/dev/null ||
+	fail "dropping the trigger on port $w"
+# shard 7 given to tenant_8 too
+at "$COORD" -c "CREATE TABLE tenant_8.c (id bigint PRIMARY KEY, v int)" \
+	-c "SELECT shardid.citus_use_trigger('tenant_8.c', 7)" >/dev/null
+got=$(doctor)
+want="rows of other shards|tenant_7.a (shard table $(at "$COORD" -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenant_7.a'::regclass"))|127.0.0.1:$w
+shard claimed by several schemas|7|
+trigger missing on a placement|tenant_7.b (shard table $(at "$COORD" -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenant_7.b'::regclass"))|127.0.0.1:$w"
+expect "$got" = "$want" "doctor with a planted row, a dropped trigger and a shard given twice"
+expect "$(at "$COORD" -c "SELECT detail FROM shardid.citus_doctor() WHERE problem = 'rows of other shards'")" = \
+	"1 rows have an id of another shard than 7." "doctor's detail on the planted row"
+
+# too few free replication origins on worker 2: shardid's two take all
+# (fewer than the origins a node has recovered, and it does not start)
+cluster_conf w2 "max_active_replication_origins = 2"
+cluster_stop w2 && citus_node_start w2 || fail "restart of worker 2"
+expect "$(at "$COORD" -c "SELECT node FROM shardid.citus_doctor() WHERE problem = 'replication origins'")" = \
+	"127.0.0.1:$W2" "doctor reports worker 2's replication origins"
+
+# create_shards() with schema-based sharding on makes a tenant schema
+# whose tables stay local: citus_distribute_shard() says what to do
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE SCHEMA app_template" \
+	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" >/dev/null || fail "template"
+at "$COORD" -c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5])" >/dev/null ||
+	fail "create_shards with schema-based sharding on"
+expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_distribute_shard('shard_0005', 5)" 2>&1 | head -1)" = \
+	'ERROR:  schema "shard_0005" is a Citus tenant schema with tables that are not distributed' \
+	"citus_distribute_shard on a tenant schema with local tables"
+
+# a shard made by create_shards() with schema-based sharding off, then
+# distributed
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[12])" >/dev/null ||
+	fail "create_shards with schema-based sharding off"
+expect "$(at "$COORD" -c "SET client_min_messages = warning" -c "SELECT string_agg(table_name || ' ' || id_column, ',') FROM shardid.citus_distribute_shard('shard_0012', 12)")" = \
+	"t id" "citus_distribute_shard"
+for port in "$COORD" "$W1" "$W2"; do
+	got=$(at "$port" -c "INSERT INTO shard_0012.t (v) VALUES (2) RETURNING shardid.id_shard(id)")
+	expect "$got" = 12 "insert into the distributed shard through port $port"
+done
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_schema WHERE schemaid = 'shard_0012'::regnamespace")" = 1 \
+	"shard_0012 is a tenant schema"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0012.t'::regclass")" = 1 \
+	"shard_0012.t is a Citus table"
+finish
