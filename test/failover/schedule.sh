@@ -100,6 +100,16 @@ for round in $(seq "$rounds"); do
 		) >"$SHARDID_TMP/client$c" &
 		pids="$pids $!"
 	done
+	# every client ends: its statements have an 8 s statement_timeout, and
+	# no wait of shardid's may outlast it (60 s allowed)
+	for i in $(seq 600); do
+		alive=0
+		for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	[ $alive = 1 ] && fail "round $round: clients still wait 60 s after they started (statement_timeout 8 s)"
+	[ -n "$wr" ] && [ $alive = 1 ] && kill -CONT "$wr" 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $pids
 	cat "$SHARDID_TMP"/client[123] >>"$SHARDID_TMP/handed"
