@@ -342,8 +342,14 @@ shardid_strict_stamp(int32 shard)
 
 			next = shardid_strict_next(last, now);
 			ms = SHARDID_STATE_MS(next);
-			/* after one wait for the clock, take the millisecond */
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind && !waited)
+			/*
+			 * Past the lead allowed: wait for the clock (below).  But when
+			 * the shard was already further ahead than that (the setting
+			 * was lowered), one wait of at most 1 ms is enough: the lead
+			 * is not drained by waiting.
+			 */
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind &&
+				!(waited && (int64) SHARDID_STATE_MS(last) - now > shardid_max_lead_ms))
 				break;
 			/* no id past the durable H; raise it ahead of need */
 			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
@@ -368,9 +374,10 @@ shardid_strict_stamp(int32 shard)
 		 * This shard is as far ahead of the clock as it may go: wait until
 		 * the clock allows the next millisecond, but never longer than one
 		 * millisecond of the clock.  A lead past shardid.max_lead_ms (the
-		 * setting was lowered) is not drained by waiting; it does not grow
-		 * faster than the clock and shrinks when fewer than 1024 ids a
-		 * millisecond are asked for.
+		 * setting was lowered) is not drained by waiting: it shrinks as the
+		 * clock catches up when fewer than 1024 ids a millisecond are asked
+		 * for, and grows by at most one millisecond per waiting session
+		 * per millisecond of the clock otherwise.
 		 */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
 		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
