@@ -253,7 +253,8 @@ start_past_stored(int32 shard)
 	if (stored.newest_id >= 0)
 	{
 		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
-		uint64		state = SHARDID_STATE(ms, SHARDID_SEQ_MASK);
+		/* the stored id itself: the shard's next id may share its ms */
+		uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored.newest_id));
 		int64		bound = Max(shardid_clock_ms(),
 								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
 			SHARDID_STORED_AHEAD_MS;
