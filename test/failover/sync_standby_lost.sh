@@ -48,8 +48,8 @@ echo "standby stopped; H as of now: $(q_at $primary -c "SELECT high_water_mark F
 
 # wait_state APPNAME WAIT_EVENT_TYPE: until the session waits so (60 s)
 wait_state() {
-	local i
-	for i in $(seq 600); do
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
 		[ "$(q_at $primary -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = '$2'")" = 1 ] && return 0
 		sleep 0.1
 	done
@@ -59,8 +59,8 @@ wait_state() {
 pid_of() { q_at $primary -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1'"; }
 # ended APPNAME BACKGROUND_PID: the session ended within 10 s
 ended() {
-	local i
-	for i in $(seq 100); do
+	local end=$((SECONDS + 10))
+	while [ $SECONDS -lt $end ]; do
 		kill -0 "$2" 2>/dev/null || return 0
 		sleep 0.1
 	done
