@@ -346,12 +346,18 @@ shardid_strict_stamp(int32 shard)
 			/*
 			 * Past the lead allowed: wait for the clock (below).  But when
 			 * the shard was already further ahead than that (the setting
-			 * was lowered), one wait of at most 1 ms is enough: the lead
-			 * is not drained by waiting.
+			 * was lowered), the lead is not drained by waiting: an id in
+			 * the shard's current millisecond is taken at once, a new
+			 * millisecond after one wait of at most 1 ms.
 			 */
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind &&
-				!(waited && (int64) SHARDID_STATE_MS(last) - now > shardid_max_lead_ms))
-				break;
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
+			{
+				int64		last_ms = SHARDID_STATE_MS(last);
+
+				if (last_ms - now <= shardid_max_lead_ms ||
+					(ms > last_ms && !waited))
+					break;
+			}
 			/* no id past the durable H; raise it ahead of need */
 			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
 						 (int64) pg_atomic_read_u64(&shared->mark.high_water)))
