@@ -253,7 +253,8 @@ start_past_stored(int32 shard)
 	if (stored.newest_id >= 0)
 	{
 		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
-		uint64		state = SHARDID_STATE(ms, SHARDID_SEQ_MASK);
+		/* the stored id itself: the shard's next id may share its ms */
+		uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored.newest_id));
 		int64		bound = Max(shardid_clock_ms(),
 								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
 			SHARDID_STORED_AHEAD_MS;
@@ -342,9 +343,21 @@ shardid_strict_stamp(int32 shard)
 
 			next = shardid_strict_next(last, now);
 			ms = SHARDID_STATE_MS(next);
-			/* after one wait for the clock, take the millisecond */
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind && !waited)
-				break;
+			/*
+			 * Past the lead allowed: wait for the clock (below).  But when
+			 * the shard was already further ahead than that (the setting
+			 * was lowered), the lead is not drained by waiting: an id in
+			 * the shard's current millisecond is taken at once, a new
+			 * millisecond after one wait of at most 1 ms.
+			 */
+			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
+			{
+				int64		last_ms = SHARDID_STATE_MS(last);
+
+				if (last_ms - now <= shardid_max_lead_ms ||
+					(ms > last_ms && !waited))
+					break;
+			}
 			/* no id past the durable H; raise it ahead of need */
 			if (unlikely(ms + SHARDID_MARK_MARGIN_MS >
 						 (int64) pg_atomic_read_u64(&shared->mark.high_water)))
@@ -368,9 +381,10 @@ shardid_strict_stamp(int32 shard)
 		 * This shard is as far ahead of the clock as it may go: wait until
 		 * the clock allows the next millisecond, but never longer than one
 		 * millisecond of the clock.  A lead past shardid.max_lead_ms (the
-		 * setting was lowered) is not drained by waiting; it does not grow
-		 * faster than the clock and shrinks when fewer than 1024 ids a
-		 * millisecond are asked for.
+		 * setting was lowered) is not drained by waiting: it shrinks as the
+		 * clock catches up when fewer than 1024 ids a millisecond are asked
+		 * for, and grows by at most one millisecond per waiting session
+		 * per millisecond of the clock otherwise.
 		 */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
 		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,

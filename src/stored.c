@@ -24,11 +24,14 @@
  * guarantee needs a primary key or a plain btree index on the id column.
  *
  * The map from shards to (table, column) is built once per backend with
- * one pass over the DEFAULTs that call next_id(); after any relation cache
- * invalidation (a table created, altered, indexed, restored, but also
- * analyzed or vacuumed) it is built again and every shard is looked at
- * again at its next stamp, so a restore or a move into a running server is
- * seen by backends that stamped the shard before.
+ * one pass over the DEFAULTs that call next_id().  A relation cache
+ * invalidation of a table in the map (altered, indexed, analyzed,
+ * vacuumed) makes its shard be looked at again at its next stamp; one of
+ * any other relation (a table created or restored) makes the map be built
+ * again and every shard be looked at again.  So a restore into a running
+ * server is seen by backends that stamped the shard before.  Rows that
+ * arrive without any invalidation (logical replication into existing
+ * tables: an online move) are not: the mover raises the mark instead.
  *
  * src/stored.c
  *
@@ -62,6 +65,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -87,16 +91,36 @@ static List **map_columns = NULL;
 static bool map_valid = false;
 static bool callback_registered = false;
 
+/* the shard of each table in the map, for invalidations */
+typedef struct StoredTable
+{
+	Oid			relid;			/* hash key */
+	int32		shard;
+} StoredTable;
+
+static HTAB *map_tables = NULL;
+
 /*
- * Any relation cache invalidation (a table created, altered, indexed,
- * restored; also ANALYZE and VACUUM): build the map again and look at
- * every shard's tables again at its next stamp.
+ * A relation cache invalidation.  Of a table in the map (ANALYZE, VACUUM,
+ * an index created, the table altered): look at its shard again at its
+ * next stamp.  Of any other relation (a table created or restored, whose
+ * DEFAULT may name any shard) or of all: build the map again and look at
+ * every shard again.
  */
 static void
 invalidate_map(Datum arg, Oid relid)
 {
-	map_valid = false;
-	memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
+	StoredTable *t = NULL;
+
+	if (map_valid && OidIsValid(relid) && map_tables != NULL)
+		t = hash_search(map_tables, &relid, HASH_FIND, NULL);
+	if (t != NULL)
+		shardid_stored_checked[t->shard >> 3] &= (uint8) ~(1 << (t->shard & 7));
+	else
+	{
+		map_valid = false;
+		memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
+	}
 }
 
 /*
@@ -186,6 +210,15 @@ build_map(void)
 	MemoryContextReset(map_context);
 	map_columns = MemoryContextAllocZero(map_context,
 										 sizeof(List *) * SHARDID_NSHARDS);
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(StoredTable);
+		ctl.hcxt = map_context;
+		map_tables = hash_create("shardid stored tables", 256, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 	map_valid = true;			/* an invalidation from here on counts */
 
 	nfuncs = next_id_functions(funcs);
@@ -218,10 +251,13 @@ build_map(void)
 			{
 				MemoryContext old = MemoryContextSwitchTo(map_context);
 				StoredColumn *col = palloc(sizeof(StoredColumn));
+				StoredTable *t;
 
 				col->relid = relid;
 				col->attnum = attnum;
 				map_columns[shard] = lappend(map_columns[shard], col);
+				t = hash_search(map_tables, &relid, HASH_ENTER, NULL);
+				t->shard = shard;
 				MemoryContextSwitchTo(old);
 			}
 		}

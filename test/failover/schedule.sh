@@ -26,7 +26,12 @@ seed=${SCHEDULE_SEED:-$((RANDOM * 32768 + RANDOM))}
 rounds=${SCHEDULE_ROUNDS:-3}
 RANDOM=$seed
 echo "schedule seed $seed, $rounds rounds (SCHEDULE_SEED=$seed to repeat)"
-pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+# pick VAR CHOICE...: VAR = one of the choices (no subshell: bash reseeds
+# RANDOM in subshells, which would make the schedule unrepeatable)
+pick() {
+	local a=("${@:2}")
+	printf -v "$1" '%s' "${a[RANDOM % ${#a[@]}]}"
+}
 
 port_a=$((SHARDID_PORT_BASE + 80))
 port_b=$((port_a + 1))
@@ -64,14 +69,15 @@ walreceiver_pid() {
 	done
 }
 
-make_standby b "$(pick +0 -3s)" || { fail "first standby"; finish; }
+pick off +0 -3s
+make_standby b "$off" || { fail "first standby"; finish; }
 
 for round in $(seq "$rounds"); do
-	repl=$(pick async sync)
-	lag=$(pick no no yes)
-	fault=$(pick immediate fast)
-	after=$(pick promote promote restart)
-	offset=$(pick +0 -3s -10s +2s)
+	pick repl async sync
+	pick lag no no yes
+	pick fault immediate fast
+	pick after promote promote restart
+	pick offset +0 -3s -10s +2s
 	echo "--- round $round: $repl replication, standby lags: $lag, primary $primary stops $fault, then $after (clock $offset)"
 	if [ "$repl" = sync ]; then
 		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
@@ -87,9 +93,9 @@ for round in $(seq "$rounds"); do
 	# three client sessions, each with its own synchronous_commit
 	pids=""
 	for c in 1 2 3; do
-		level=$(pick off local on remote_write remote_apply)
-		shard=$(pick 1 2)
-		n=$(pick 1000 50000 400000)
+		pick level off local on remote_write remote_apply
+		pick shard 1 2
+		pick n 1000 50000 400000
 		(
 			PGOPTIONS="-c synchronous_commit=$level -c statement_timeout=8s" q_at "${port[$primary]}" \
 				-c "INSERT INTO s$shard.t (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" 2>/dev/null |
@@ -100,6 +106,16 @@ for round in $(seq "$rounds"); do
 		) >"$SHARDID_TMP/client$c" &
 		pids="$pids $!"
 	done
+	# every client ends: its statements have an 8 s statement_timeout, and
+	# no wait of shardid's may outlast it (60 s allowed)
+	for i in $(seq 600); do
+		alive=0
+		for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	[ $alive = 1 ] && fail "round $round: clients still wait 60 s after they started (statement_timeout 8 s)"
+	[ -n "$wr" ] && [ $alive = 1 ] && kill -CONT "$wr" 2>/dev/null
 	# shellcheck disable=SC2086
 	wait $pids
 	cat "$SHARDID_TMP"/client[123] >>"$SHARDID_TMP/handed"
@@ -155,7 +171,8 @@ SQL
 	: >"$SHARDID_TMP/promised_sync"
 	q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = ''" -c "SELECT pg_reload_conf()" >/dev/null
 	cluster_stop "$standby" immediate 2>/dev/null
-	make_standby "$standby" "$(pick +0 -3s +2s)" || { fail "round $round: new standby"; break; }
+	pick off +0 -3s +2s
+	make_standby "$standby" "$off" || { fail "round $round: new standby"; break; }
 done
 cluster_stop "$primary" 2>/dev/null
 cluster_stop "$standby" 2>/dev/null

@@ -48,8 +48,8 @@ echo "standby stopped; H as of now: $(q_at $primary -c "SELECT high_water_mark F
 
 # wait_state APPNAME WAIT_EVENT_TYPE: until the session waits so (60 s)
 wait_state() {
-	local i
-	for i in $(seq 600); do
+	local end=$((SECONDS + 60))
+	while [ $SECONDS -lt $end ]; do
 		[ "$(q_at $primary -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = '$2'")" = 1 ] && return 0
 		sleep 0.1
 	done
@@ -59,8 +59,8 @@ wait_state() {
 pid_of() { q_at $primary -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$1'"; }
 # ended APPNAME BACKGROUND_PID: the session ended within 10 s
 ended() {
-	local i
-	for i in $(seq 100); do
+	local end=$((SECONDS + 10))
+	while [ $SECONDS -lt $end ]; do
 		kill -0 "$2" 2>/dev/null || return 0
 		sleep 0.1
 	done
@@ -124,11 +124,17 @@ cluster_stop primary immediate
 cluster_start standby $(faketime_env -3s) || { fail "standby did not start again"; finish; }
 ready $standby || { fail "standby not ready"; finish; }
 as_pg "$PG_BIN/pg_ctl" -D "$SHARDID_TMP/standby" -w promote >/dev/null || fail "promotion failed"
-q_at $standby <<SQL >/dev/null || fail "ids on the promoted standby"
+q_at $standby <<SQL >/dev/null || fail "ids of session 2 on the promoted standby"
 CREATE TABLE given (id bigint);
 \copy given FROM '$SHARDID_TMP/s2.ids'
-CREATE TABLE made AS SELECT shardid.next_id(5) AS id FROM generate_series(1, 3000000);
 SQL
+# before the promoted server makes an id: the H it replayed covers every id
+# session 2 received (what keeps them from being made again)
+above=$(q_at $standby -c "SELECT count(*) FROM given WHERE shardid.id_time(id) > (SELECT high_water_mark FROM shardid.info())")
+echo "promoted: $above of the ids session 2 received lie past the H the standby replayed"
+expect "$above" = 0 "ids of session 2 (synchronous_commit = on) past the H the synchronous standby confirmed"
+q_at $standby -c "CREATE TABLE made AS SELECT shardid.next_id(5) AS id FROM generate_series(1, 3000000)" >/dev/null ||
+	fail "ids on the promoted standby"
 read -r given repeats <<<"$(q_at $standby -F' ' -c "SELECT (SELECT count(*) FROM given), count(*) FROM made JOIN given USING (id)")"
 echo "promoted: 3M ids of shard 5; $repeats of them equal one of the $given ids session 2 received"
 expect "$repeats" = 0 "ids of session 2 (synchronous_commit = on) made again by the promoted standby"
