@@ -478,6 +478,93 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- the durable high-water mark and what keeps it (strict mode)
+    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
+                    (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.mark_status() m LOOP
+        IF NOT r.high_water_origin THEN
+            problem := 'high-water origin missing';
+            object := 'replication origin shardid_high_water';
+            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then SELECT shardid.raise_high_water(...) with the newest id time this server ever handed out.';
+            RETURN NEXT;
+        END IF;
+        IF NOT r.epoch_origin THEN
+            problem := 'epoch origin missing';
+            object := 'replication origin shardid_epoch';
+            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
+            RETURN NEXT;
+        END IF;
+        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+            problem := 'high-water mark far ahead of the clock';
+            object := 'replication origin shardid_high_water';
+            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
+                             r.high_water_mark, r.high_water_ahead_ms);
+            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
+            RETURN NEXT;
+        END IF;
+        IF r.origin_slots < r.origins THEN
+            problem := 'too few replication origin slots';
+            object := r.origin_slots_setting;
+            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
+                             r.origin_slots_setting, r.origin_slots, r.origins);
+            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
+                          r.origin_slots_setting, r.origins);
+            RETURN NEXT;
+        END IF;
+        IF r.unconfirmed_raises > 0 THEN
+            problem := 'high-water raises not confirmed';
+            object := 'synchronous_standby_names';
+            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
+                             r.unconfirmed_raises);
+            fix := 'Check that the synchronous standbys are up and keep up.';
+            RETURN NEXT;
+        END IF;
+        IF r.stored_too_far > 0 THEN
+            problem := 'stored ids far ahead';
+            object := 'shard tables';
+            detail := format('%s times a stored id lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            fix := 'Find such ids with WHERE id > shardid.max_id(now() + interval ''1 minute''); ids given by hand should come from next_id(). A superuser can move the mark past them on purpose with shardid.raise_high_water().';
+            RETURN NEXT;
+        END IF;
+        -- stored ids above the mark (what reads them is for superusers)
+        IF has_function_privilege('shardid.stored_newest(integer)', 'EXECUTE') THEN
+            FOR n IN SELECT DISTINCT g.shard FROM shardid.shard_registry g ORDER BY 1 LOOP
+                IF shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)) > r.high_water_mark THEN
+                    problem := 'high-water mark behind stored ids';
+                    object := format('shard %s', n);
+                    detail := format('The newest stored id of shard %s is from %s, later than the durable high-water mark %s (a restore, pg_upgrade or a mark set back): after a crash with the clock behind, only the check of stored ids at a shard''s first id keeps new ids above it.',
+                                     n, shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)), r.high_water_mark);
+                    fix := format('SELECT shardid.raise_high_water(%L);',
+                                  shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)));
+                    RETURN NEXT;
+                END IF;
+            END LOOP;
+        END IF;
+    END LOOP;
+
+    -- a table whose newest id strict mode cannot read at a shard's first id
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
+             FROM shardid.id_defaults d
+             JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
+             WHERE d.plain_call AND d.id_type = 'bigint'::regtype
+               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
+               AND NOT EXISTS (SELECT FROM pg_index i
+                               JOIN pg_class ic ON ic.oid = i.indexrelid
+                               JOIN pg_am am ON am.oid = ic.relam
+                               WHERE i.indrelid = d.table_oid AND i.indisvalid
+                                 AND i.indpred IS NULL AND i.indexprs IS NULL
+                                 AND i.indkey[0] = a.attnum AND am.amname = 'btree')
+             ORDER BY 1, 2, 3 LOOP
+        problem := 'id column without a btree index';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := 'Strict mode cannot read the newest id of this table at a shard''s first id, so ids restored or moved into it are not seen, and new ids may sort before them or repeat them.';
+        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
+                      r.schema_name, r.table_name, r.column_name);
+        RETURN NEXT;
+    END LOOP;
+
     -- a domain whose DEFAULT makes ids: every column of it, in any table,
     -- makes ids of that shard
     FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
