@@ -33,6 +33,9 @@
 #   strict-dsm/strict/NAME.sh  also run not preloaded (REGISTRY below)
 #   cluster/NAME.sh            test/cluster: shards on three servers, moves
 #   failover/NAME.sh           test/failover: crashes, promotion, epoch
+#   citus/NAME.sh              test/citus: a Citus coordinator and two
+#                              workers (PostgreSQL 16+; builds Citus from
+#                              ../shared/citus once, cached; skipped on 15)
 #   sanitize                   test/sanitize.sh: pg_regress under UBSan and
 #                              valgrind
 # SHARDID_TESTS="pattern ..." runs only the parts whose name contains one of
@@ -51,7 +54,7 @@ UNPRELOADED="test/session test/security"	# on the shared server, shardid not pre
 # also on it when that is strict mode through the registry (PostgreSQL 17+)
 REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh"
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
-OWN_SERVERS="test/cluster test/failover"	# each starts and stops its own
+OWN_SERVERS="test/cluster test/failover test/citus"	# each starts and stops its own
 
 passed=0
 failed=0
