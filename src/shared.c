@@ -49,9 +49,6 @@
 #include "shared.h"
 #include "stored.h"
 
-/* a stored id further ahead of the clock and H than this is not followed */
-#define SHARDID_STORED_AHEAD_MS (INT64CONST(24) * 3600 * 1000)
-
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
 
@@ -71,7 +68,7 @@ typedef struct ShardidShared
 	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
 	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
 	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
-	pg_atomic_uint64 stored_too_far;	/* newest ids a day or more ahead */
+	pg_atomic_uint64 stored_too_far;	/* newest ids too far ahead: not followed */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -235,11 +232,51 @@ prepare(void)
 }
 
 /*
+ * Start shard past the stored id (stored.c, or a table's newest id that
+ * set_id() read), which a restore, pg_upgrade or a move may have put there,
+ * or which a mark set back by hand no longer covers.  The stored id itself
+ * is the shard's state: the shard's next id may share its millisecond.
+ *
+ * Anyone who may insert a row (and roll it back) stores an id, so an id is
+ * followed only up to what the clock allows anyway: shardid.max_lead_ms
+ * ahead of the clock, plus the window and margin by which H runs ahead of
+ * an id.  H follows the shard's ids as ever (never further than that
+ * ahead of the clock, however often this is tried); the latest clock
+ * reading (clock_high) does not, so the lead limit still applies.  An id
+ * further ahead was not made by this clock under this epoch, or the clock
+ * that made it was far ahead: counted (mark_status()), not followed; a
+ * superuser can raise H past it (raise_high_water()).  Returns whether the
+ * shard's ids now sort after the stored one.
+ */
+bool
+shardid_strict_start_past(int32 shard, int64 stored_id)
+{
+	int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored_id);
+	uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored_id));
+	int64		bound = shardid_clock_ms() + shardid_max_lead_ms +
+		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
+	if (ms > bound)
+	{
+		pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
+		return false;
+	}
+	if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+	{
+		pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
+		atomic_max(&shared->slots[shard].state, state);
+	}
+	return true;
+}
+
+/*
  * The first stamp of a shard in this backend (and the first after a
  * relation cache invalidation): start the shard past the newest id stored
- * in its tables (stored.c), which a restore, pg_upgrade or a move may have
- * put there, or which a mark set back by hand no longer covers.  A clock
- * behind that id counts as behind: ids go on from it without waiting.
+ * in its tables.  A clock behind that id does not wait for it: the shard
+ * borrows ahead as when a millisecond is full.
  */
 static pg_noinline void
 start_past_stored(int32 shard)
@@ -251,28 +288,7 @@ start_past_stored(int32 shard)
 	if (stored.unindexed > 0)
 		pg_atomic_fetch_add_u64(&shared->stored_unindexed, stored.unindexed);
 	if (stored.newest_id >= 0)
-	{
-		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
-		/* the stored id itself: the shard's next id may share its ms */
-		uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored.newest_id));
-		int64		bound = Max(shardid_clock_ms(),
-								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
-			SHARDID_STORED_AHEAD_MS;
-
-		/*
-		 * An id a day or more ahead of the clock and of H was not made by
-		 * this clock under this epoch (an id given by hand, or made under
-		 * an earlier epoch): counted, not followed into the future.
-		 */
-		if (ms > bound)
-			pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
-		else if (state > pg_atomic_read_u64(&shared->slots[shard].state))
-		{
-			pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
-			atomic_max(&shared->slots[shard].state, state);
-			atomic_max(&shared->clock_high, (uint64) ms);
-		}
-	}
+		(void) shardid_strict_start_past(shard, stored.newest_id);
 	shardid_stored_set_checked(shard);
 }
 
