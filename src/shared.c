@@ -408,6 +408,102 @@ shardid_strict_stamp(int32 shard)
 	}
 }
 
+/*
+ * Reserve up to want consecutive ids of shard (shardid.next_ids()) with one
+ * compare-and-swap: the stamps *first to the return value, inclusive, all
+ * of them in the shard's state in one step, under the same rules as
+ * shardid_strict_stamp() (H raised past the last first, the lead limited
+ * by shardid.max_lead_ms).  When the lead does not allow all of them, as
+ * many as it allows are reserved (at least one), and the caller asks again
+ * for the rest; when it allows none, this waits for the clock as a stamp
+ * does.
+ */
+uint64
+shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
+{
+	pg_atomic_uint64 *slot = &shared->slots[shard].state;
+
+	Assert(want >= 1);
+	if (unlikely(ready_settings != shardid_epoch_generation ||
+				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
+		prepare();
+	if (unlikely(!shardid_stored_is_checked(shard)))
+		start_past_stored(shard);
+
+	for (bool waited = false;; waited = true)
+	{
+		uint64		high;
+		int64		now;
+		uint64		last;
+		uint64		next;
+		uint64		end;
+		bool		behind;
+
+		high = pg_atomic_read_u64(&shared->clock_high);
+		pg_read_barrier();
+		now = shardid_clock_ms();
+		shardid_check_moment(now, shardid_epoch_ms, "current time", false);
+
+		behind = (uint64) now < high;
+		if (unlikely(behind))
+		{
+			pg_atomic_fetch_add_u64(&shared->clock_behind_calls, 1);
+			atomic_max(&shared->max_step_back_ms, high - (uint64) now);
+		}
+		else if ((uint64) now > high)
+			atomic_max(&shared->clock_high, (uint64) now);
+
+		last = pg_atomic_read_u64(slot);
+		for (;;)
+		{
+			next = shardid_strict_next(last, now);
+			end = next + (uint64) (want - 1);
+
+			/*
+			 * Past the lead allowed: as many as it allows.  A shard already
+			 * further ahead (the setting was lowered) takes the rest of its
+			 * current millisecond at once, one more millisecond after one
+			 * wait, as a stamp does.
+			 */
+			if (unlikely(SHARDID_STATE_MS(end) - now > shardid_max_lead_ms) && !behind)
+			{
+				int64		last_ms = SHARDID_STATE_MS(last);
+				int64		limit_ms = now + shardid_max_lead_ms;
+
+				if (last_ms > limit_ms)
+					limit_ms = waited ? last_ms + 1 : last_ms;
+				if (SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK) < next)
+					break;
+				end = Min(end, SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK));
+			}
+			/* no id past the durable H; raise it for the last ahead of need */
+			if (unlikely(SHARDID_STATE_MS(end) + SHARDID_MARK_MARGIN_MS >
+						 (int64) pg_atomic_read_u64(&shared->mark.high_water)))
+			{
+				bool		past = SHARDID_STATE_MS(end) >
+					(int64) pg_atomic_read_u64(&shared->mark.high_water);
+
+				shardid_mark_raise(&shared->mark, SHARDID_STATE_MS(end));
+				if (past)
+				{
+					last = pg_atomic_read_u64(slot);
+					continue;
+				}
+			}
+			if (pg_atomic_compare_exchange_u64(slot, &last, end))
+			{
+				*first = next;
+				return end;
+			}
+		}
+
+		/* none allowed: wait for the clock, at most one millisecond */
+		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
+		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
+								   now + 1));
+	}
+}
+
 void
 shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 						int64 *high_water_writes)
