@@ -744,7 +744,19 @@ COMMENT ON FUNCTION shardid.stored_newest(integer) IS
 -- 3. Bulk ids
 -- =====================================================================
 
--- (section 3: to come)
+-- n ids of a shard in one call (strict mode), reserved in the shard's
+-- shared state at once: the same ids n calls of next_id(shard) would make.
+-- No SET clause, as next_id(): the C function resolves no name through the
+-- search path, and a SET would be applied again for each row returned.
+
+CREATE FUNCTION shardid.next_ids(shard integer, n integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'shardid_next_ids'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+ROWS 1000;
+
+COMMENT ON FUNCTION shardid.next_ids(integer, integer) IS
+'n new ids (1 to 1000000) of the shard, increasing, as n calls of next_id(shard) would make them, reserved at once (strict mode)';
 
 -- =====================================================================
 -- 4. Citus

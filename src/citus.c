@@ -13,15 +13,19 @@
  *
  * Trigger arguments: the shard number and the name of the bigint id column.
  * A row whose id is given keeps it.  The first time a backend makes an id
- * for a table, it reads the newest id stored in the table and makes sure its
- * ids sort above it (a table newly placed here by a schema move, a server
- * promoted from a standby, while the other server's clock was ahead): until
- * the stamping core can raise a shard's mark, it waits for this server's
- * clock to pass that id (at most 60 s, else an error).  Backends remember
- * the tables they checked by OID; a table a move creates has a new one.
+ * for a table, it reads the newest id of the shard stored in the table and
+ * makes sure its ids sort above it (a table newly placed here by a schema
+ * move, a server promoted from a standby, while the other server's clock
+ * was ahead): the shard starts past it as strict mode starts a shard past
+ * its stored ids (stored.c, shared.c), and only an id further ahead than
+ * the lead limit allows makes the backend wait for the clock (at most 60 s,
+ * else an error).  The table is read through a plain btree index on the id
+ * column (its primary key): no query is planned, so no index expression or
+ * predicate of the table's owner runs as the inserting role.  A table with
+ * no such index is not checked.  Backends remember the tables they checked
+ * by OID; a table a move creates has a new one.
  *
- * next_id() is called through the function manager, as SQL would call it,
- * so this file depends on no internals of the stamping core.
+ * next_id() is called through the function manager, as SQL would call it.
  *
  * src/citus.c
  *
@@ -42,6 +46,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+
+#include "shared.h"
+#include "stored.h"
 
 /* the millisecond field of an id: the layout is 41 ms | 13 shard | 10 seq */
 #define SET_ID_MILLIS(id)	((int64) ((uint64) (id) >> 23))
@@ -74,46 +81,27 @@ set_id_next(int32 shard)
 										   Int32GetDatum(shard)));
 }
 
-/* the newest id stored in the table, or false when it holds none */
-static bool
-set_id_newest(Relation rel, const char *column, int64 *newest)
-{
-	char	   *query;
-	bool		isnull = true;
-	Datum		d;
-
-	query = psprintf("SELECT pg_catalog.max(%s) FROM %s",
-					 quote_identifier(column),
-					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-												RelationGetRelationName(rel)));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/*
-	 * Not read-only, so that SPI takes a new snapshot: a statement that
-	 * waited for a schema move holds a snapshot older than the rows the
-	 * move copied here.
-	 */
-	if (SPI_execute(query, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read the newest id of \"%s\"", RelationGetRelationName(rel));
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (!isnull)
-		*newest = DatumGetInt64(d);
-	SPI_finish();
-	pfree(query);
-	return !isnull;
-}
-
 /*
- * The first id this backend makes for the table: above every id the table
- * holds.  Returns the id to use.
+ * The first id this backend makes for the table: above every id of the
+ * shard the table holds.  Returns the id to use.
+ *
+ * The newest id is read as strict mode reads a shard's tables (stored.c:
+ * one backward descent of a plain btree index on the id column, nothing
+ * the table's owner chose is evaluated, no lock waited for), and the shard
+ * is started past it (shared.c) as far as the clock allows
+ * (shardid.max_lead_ms and the mark's window).  Only an id further ahead
+ * makes this backend wait for the clock, at most 60 s.
  */
 static int64
-set_id_first(Relation rel, const char *column, int32 shard, int64 v)
+set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
 {
-	int64		newest = 0;
+	int64		newest;
 
-	if (!set_id_newest(rel, column, &newest))
+	if (!shardid_stored_newest_in(rel, attnum, shard, &newest) || newest < v)
 		return v;
+	if (shardid_shared_kind() != SHARDID_SHARED_NONE &&
+		shardid_strict_start_past(shard, newest))
+		v = set_id_next(shard);
 	while (v <= newest)
 	{
 		int64		ahead = SET_ID_MILLIS(newest) - SET_ID_MILLIS(v);
@@ -126,7 +114,7 @@ set_id_first(Relation rel, const char *column, int32 shard, int64 v)
 							RelationGetRelationName(rel), ahead),
 					 errdetail("Its newest id is " INT64_FORMAT "; this server would make " INT64_FORMAT ".",
 							   newest, v),
-					 errhint("Check the clocks of the servers.")));
+					 errhint("Check the clocks of the servers; a superuser can move the ids of this server past it with shardid.raise_high_water().")));
 		/* wait for the clock, in steps that let a cancel through */
 		pg_usleep(Min(ahead + 1, 100) * 1000L);
 		CHECK_FOR_INTERRUPTS();
@@ -199,7 +187,7 @@ shardid_set_id(PG_FUNCTION_ARGS)
 	(void) hash_search(checked_tables, &relid, HASH_FIND, &found);
 	if (!found)
 	{
-		v = set_id_first(rel, column, shard, v);
+		v = set_id_first(rel, (AttrNumber) attnum, shard, v);
 		(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
 	}
 

@@ -143,6 +143,87 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(stamp_id(shard, -1));
 }
 
+/* the most ids one call of shardid.next_ids() makes */
+#define SHARDID_NEXT_IDS_MAX 1000000
+
+typedef struct NextIdsState
+{
+	int32		shard;
+	int64		remaining;		/* ids not reserved yet */
+	uint64		next;			/* the next reserved stamp to return */
+	uint64		end;			/* the last reserved stamp */
+	bool		have;			/* next..end holds stamps */
+} NextIdsState;
+
+/*
+ * shardid.next_ids(shard integer, n integer) RETURNS SETOF bigint: n ids of
+ * shard, as n calls of next_id(shard) would make them (unique, increasing,
+ * never past the durable mark, borrowing limited by shardid.max_lead_ms),
+ * reserved in the shard's shared state with one compare-and-swap, or in a
+ * few when the lead does not allow all of them at once.
+ */
+PG_FUNCTION_INFO_V1(shardid_next_ids);
+Datum
+shardid_next_ids(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	NextIdsState *st;
+	uint64		stamp;
+	int64		ms;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		shard = PG_GETARG_INT32(0);
+		int32		n = PG_GETARG_INT32(1);
+		MemoryContext old;
+
+		check_shard(shard);
+		if (n < 1 || n > SHARDID_NEXT_IDS_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("number of ids %d is out of range", n),
+					 errdetail("shardid.next_ids() makes 1 to %d ids in one call.",
+							   SHARDID_NEXT_IDS_MAX)));
+		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
+					 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
+					 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		st = palloc0(sizeof(NextIdsState));
+		st->shard = shard;
+		st->remaining = n;
+		funcctx->user_fctx = st;
+		MemoryContextSwitchTo(old);
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	st = funcctx->user_fctx;
+	if (!st->have)
+	{
+		uint64		first;
+
+		if (st->remaining == 0)
+			SRF_RETURN_DONE(funcctx);
+		st->end = shardid_strict_reserve(st->shard, st->remaining, &first);
+		st->next = first;
+		st->remaining -= (int64) (st->end - first + 1);
+		st->have = true;
+		/* a clock that stepped back can leave the ids' time ahead of it */
+		shardid_check_moment(SHARDID_STATE_MS(st->end), shardid_epoch_ms,
+							 "id time", false);
+	}
+	stamp = st->next;
+	if (st->next == st->end)
+		st->have = false;
+	else
+		st->next++;
+	ms = SHARDID_STATE_MS(stamp);
+	SRF_RETURN_NEXT(funcctx, Int64GetDatum(shardid_pack(ms - shardid_epoch_ms, st->shard,
+														(int64) (stamp & SHARDID_SEQ_MASK))));
+}
+
 PG_FUNCTION_INFO_V1(shardid_make_id);
 Datum
 shardid_make_id(PG_FUNCTION_ARGS)

@@ -49,9 +49,6 @@
 #include "shared.h"
 #include "stored.h"
 
-/* a stored id further ahead of the clock and H than this is not followed */
-#define SHARDID_STORED_AHEAD_MS (INT64CONST(24) * 3600 * 1000)
-
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
 
@@ -71,7 +68,7 @@ typedef struct ShardidShared
 	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
 	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
 	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
-	pg_atomic_uint64 stored_too_far;	/* newest ids a day or more ahead */
+	pg_atomic_uint64 stored_too_far;	/* newest ids too far ahead: not followed */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -235,11 +232,51 @@ prepare(void)
 }
 
 /*
+ * Start shard past the stored id (stored.c, or a table's newest id that
+ * set_id() read), which a restore, pg_upgrade or a move may have put there,
+ * or which a mark set back by hand no longer covers.  The stored id itself
+ * is the shard's state: the shard's next id may share its millisecond.
+ *
+ * Anyone who may insert a row (and roll it back) stores an id, so an id is
+ * followed only up to what the clock allows anyway: shardid.max_lead_ms
+ * ahead of the clock, plus the window and margin by which H runs ahead of
+ * an id.  H follows the shard's ids as ever (never further than that
+ * ahead of the clock, however often this is tried); the latest clock
+ * reading (clock_high) does not, so the lead limit still applies.  An id
+ * further ahead was not made by this clock under this epoch, or the clock
+ * that made it was far ahead: counted (mark_status()), not followed; a
+ * superuser can raise H past it (raise_high_water()).  Returns whether the
+ * shard's ids now sort after the stored one.
+ */
+bool
+shardid_strict_start_past(int32 shard, int64 stored_id)
+{
+	int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored_id);
+	uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored_id));
+	int64		bound = shardid_clock_ms() + shardid_max_lead_ms +
+		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
+	if (ms > bound)
+	{
+		pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
+		return false;
+	}
+	if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+	{
+		pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
+		atomic_max(&shared->slots[shard].state, state);
+	}
+	return true;
+}
+
+/*
  * The first stamp of a shard in this backend (and the first after a
  * relation cache invalidation): start the shard past the newest id stored
- * in its tables (stored.c), which a restore, pg_upgrade or a move may have
- * put there, or which a mark set back by hand no longer covers.  A clock
- * behind that id counts as behind: ids go on from it without waiting.
+ * in its tables.  A clock behind that id does not wait for it: the shard
+ * borrows ahead as when a millisecond is full.
  */
 static pg_noinline void
 start_past_stored(int32 shard)
@@ -251,28 +288,7 @@ start_past_stored(int32 shard)
 	if (stored.unindexed > 0)
 		pg_atomic_fetch_add_u64(&shared->stored_unindexed, stored.unindexed);
 	if (stored.newest_id >= 0)
-	{
-		int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored.newest_id);
-		/* the stored id itself: the shard's next id may share its ms */
-		uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored.newest_id));
-		int64		bound = Max(shardid_clock_ms(),
-								(int64) pg_atomic_read_u64(&shared->mark.high_water)) +
-			SHARDID_STORED_AHEAD_MS;
-
-		/*
-		 * An id a day or more ahead of the clock and of H was not made by
-		 * this clock under this epoch (an id given by hand, or made under
-		 * an earlier epoch): counted, not followed into the future.
-		 */
-		if (ms > bound)
-			pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
-		else if (state > pg_atomic_read_u64(&shared->slots[shard].state))
-		{
-			pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
-			atomic_max(&shared->slots[shard].state, state);
-			atomic_max(&shared->clock_high, (uint64) ms);
-		}
-	}
+		(void) shardid_strict_start_past(shard, stored.newest_id);
 	shardid_stored_set_checked(shard);
 }
 
@@ -386,6 +402,102 @@ shardid_strict_stamp(int32 shard)
 		 * for, and grows by at most one millisecond per waiting session
 		 * per millisecond of the clock otherwise.
 		 */
+		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
+		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
+								   now + 1));
+	}
+}
+
+/*
+ * Reserve up to want consecutive ids of shard (shardid.next_ids()) with one
+ * compare-and-swap: the stamps *first to the return value, inclusive, all
+ * of them in the shard's state in one step, under the same rules as
+ * shardid_strict_stamp() (H raised past the last first, the lead limited
+ * by shardid.max_lead_ms).  When the lead does not allow all of them, as
+ * many as it allows are reserved (at least one), and the caller asks again
+ * for the rest; when it allows none, this waits for the clock as a stamp
+ * does.
+ */
+uint64
+shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
+{
+	pg_atomic_uint64 *slot = &shared->slots[shard].state;
+
+	Assert(want >= 1);
+	if (unlikely(ready_settings != shardid_epoch_generation ||
+				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
+		prepare();
+	if (unlikely(!shardid_stored_is_checked(shard)))
+		start_past_stored(shard);
+
+	for (bool waited = false;; waited = true)
+	{
+		uint64		high;
+		int64		now;
+		uint64		last;
+		uint64		next;
+		uint64		end;
+		bool		behind;
+
+		high = pg_atomic_read_u64(&shared->clock_high);
+		pg_read_barrier();
+		now = shardid_clock_ms();
+		shardid_check_moment(now, shardid_epoch_ms, "current time", false);
+
+		behind = (uint64) now < high;
+		if (unlikely(behind))
+		{
+			pg_atomic_fetch_add_u64(&shared->clock_behind_calls, 1);
+			atomic_max(&shared->max_step_back_ms, high - (uint64) now);
+		}
+		else if ((uint64) now > high)
+			atomic_max(&shared->clock_high, (uint64) now);
+
+		last = pg_atomic_read_u64(slot);
+		for (;;)
+		{
+			next = shardid_strict_next(last, now);
+			end = next + (uint64) (want - 1);
+
+			/*
+			 * Past the lead allowed: as many as it allows.  A shard already
+			 * further ahead (the setting was lowered) takes the rest of its
+			 * current millisecond at once, one more millisecond after one
+			 * wait, as a stamp does.
+			 */
+			if (unlikely(SHARDID_STATE_MS(end) - now > shardid_max_lead_ms) && !behind)
+			{
+				int64		last_ms = SHARDID_STATE_MS(last);
+				int64		limit_ms = now + shardid_max_lead_ms;
+
+				if (last_ms > limit_ms)
+					limit_ms = waited ? last_ms + 1 : last_ms;
+				if (SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK) < next)
+					break;
+				end = Min(end, SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK));
+			}
+			/* no id past the durable H; raise it for the last ahead of need */
+			if (unlikely(SHARDID_STATE_MS(end) + SHARDID_MARK_MARGIN_MS >
+						 (int64) pg_atomic_read_u64(&shared->mark.high_water)))
+			{
+				bool		past = SHARDID_STATE_MS(end) >
+					(int64) pg_atomic_read_u64(&shared->mark.high_water);
+
+				shardid_mark_raise(&shared->mark, SHARDID_STATE_MS(end));
+				if (past)
+				{
+					last = pg_atomic_read_u64(slot);
+					continue;
+				}
+			}
+			if (pg_atomic_compare_exchange_u64(slot, &last, end))
+			{
+				*first = next;
+				return end;
+			}
+		}
+
+		/* none allowed: wait for the clock, at most one millisecond */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
 		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
 								   now + 1));

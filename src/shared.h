@@ -25,7 +25,9 @@ extern ShardidSharedKind shardid_shared_kind(void);
 extern ShardidMark *shardid_shared_mark(void);
 extern Size shardid_shmem_size(void);
 extern uint64 shardid_strict_stamp(int32 shard);
+extern uint64 shardid_strict_reserve(int32 shard, int64 want, uint64 *first);
 extern int64 shardid_strict_raise_high_water(int64 unix_ms);
+extern bool shardid_strict_start_past(int32 shard, int64 stored_id);
 extern void shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
 										 int64 *stored_moves, int64 *stored_unindexed,
 										 int64 *stored_too_far);

@@ -9,7 +9,14 @@
  * hand land rows whose ids the server's mark knows nothing of.  Strict mode
  * therefore looks, at the first stamp of a shard in each backend, for the
  * newest id stored in the tables whose id column has a next_id() DEFAULT of
- * that shard, and starts the shard past it.
+ * that shard, and starts the shard past it (shared.c: only as far as
+ * shardid.max_lead_ms and the mark's window ahead of the clock, since any
+ * role that may insert a row, even one rolled back, stores an id).  Only the
+ * permanent tables of the schema that shardid.shard_registry names for the
+ * shard are read (the registry through its primary key, as a catalog is):
+ * a role's own table elsewhere, a temporary one above all, is not the
+ * shard's.  Every table and index is locked without waiting; one that is
+ * locked is skipped and counted.
  *
  * Nothing another role chose is evaluated: no query is planned (planning
  * evaluates index predicates and expressions), no cast, operator or
@@ -49,6 +56,7 @@
 #include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
@@ -283,6 +291,38 @@ usable_index(Relation index, AttrNumber attnum)
 }
 
 /*
+ * An index of a table, locked without waiting (a role that reindexes its
+ * own table must not make next_id() wait), or NULL.  Close it with
+ * close_index().
+ */
+static Relation
+open_index(Oid indexid)
+{
+	Relation	index;
+
+	if (!ConditionalLockRelationOid(indexid, AccessShareLock))
+		return NULL;
+	index = try_relation_open(indexid, NoLock);
+	if (index != NULL && index->rd_rel->relkind != RELKIND_INDEX)
+	{
+		relation_close(index, NoLock);
+		index = NULL;
+	}
+	if (index == NULL)
+		UnlockRelationOid(indexid, AccessShareLock);
+	return index;
+}
+
+static void
+close_index(Relation index)
+{
+	Oid			indexid = RelationGetRelid(index);
+
+	relation_close(index, NoLock);
+	UnlockRelationOid(indexid, AccessShareLock);
+}
+
+/*
  * The largest id of shard in the index, or -1: the largest entry, or one
  * of the next few when the largest belong to other shards.
  */
@@ -319,27 +359,164 @@ newest_in_index(Relation heap, Relation index, int32 shard)
 }
 
 /*
+ * The newest id of shard in the bigint column attnum of the table rel
+ * (opened and locked by the caller), read through the first usable index
+ * that is not locked; -1: none.  Returns false when no such index was read
+ * (none, or each one locked).
+ */
+bool
+shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
+						 int64 *newest)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *ic;
+	bool		read = false;
+
+	*newest = -1;
+	foreach(ic, indexes)
+	{
+		Relation	index = open_index(lfirst_oid(ic));
+
+		if (index == NULL)
+			continue;
+		if (usable_index(index, attnum))
+		{
+			*newest = newest_in_index(rel, index, shard);
+			read = true;
+		}
+		close_index(index);
+		if (read)
+			break;
+	}
+	list_free(indexes);
+	return read;
+}
+
+/*
+ * The schema that shardid.shard_registry names for shard, read through the
+ * registry's primary key (no query, no code of another role), or
+ * InvalidOid: none registered, no registry, or the registry locked (then
+ * *locked is set).
+ */
+static Oid
+registered_schema(int32 shard, bool *locked)
+{
+	Oid			ext = get_extension_oid("shardid", true);
+	Oid			nsp = get_namespace_oid("shardid", true);
+	Oid			relid;
+	AttrNumber	shard_att;
+	AttrNumber	schema_att;
+	Relation	rel;
+	List	   *indexes;
+	ListCell   *ic;
+	Oid			result = InvalidOid;
+
+	*locked = false;
+	if (!OidIsValid(ext) || !OidIsValid(nsp))
+		return InvalidOid;
+	relid = get_relname_relid("shard_registry", nsp);
+	if (!OidIsValid(relid) ||
+		getExtensionOfObject(RelationRelationId, relid) != ext)
+		return InvalidOid;
+	shard_att = get_attnum(relid, "shard");
+	schema_att = get_attnum(relid, "schema_name");
+	if (shard_att == InvalidAttrNumber || schema_att == InvalidAttrNumber ||
+		get_atttype(relid, shard_att) != INT4OID ||
+		get_atttype(relid, schema_att) != NAMEOID)
+		return InvalidOid;
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+	{
+		*locked = true;
+		return InvalidOid;
+	}
+	rel = try_relation_open(relid, NoLock);
+	if (rel == NULL)
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return InvalidOid;
+	}
+	indexes = RelationGetIndexList(rel);
+	foreach(ic, indexes)
+	{
+		Relation	index = open_index(lfirst_oid(ic));
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		if (index == NULL)
+		{
+			*locked = true;
+			continue;
+		}
+		if (!index->rd_index->indisunique || !index->rd_index->indisvalid ||
+			index->rd_rel->relam != BTREE_AM_OID ||
+			index->rd_index->indnkeyatts != 1 ||
+			index->rd_index->indkey.values[0] != shard_att ||
+			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
+			!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) ||
+			index->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
+			index->rd_opcintype[0] != INT4OID)
+		{
+			close_index(index);
+			continue;
+		}
+		*locked = false;
+		ScanKeyInit(&key, shard_att, BTEqualStrategyNumber, F_INT4EQ,
+					Int32GetDatum(shard));
+		scan = systable_beginscan(rel, RelationGetRelid(index), true, NULL,
+								  1, &key);
+		if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			bool		isnull;
+			Datum		d = heap_getattr(tuple, schema_att,
+										 RelationGetDescr(rel), &isnull);
+
+			if (!isnull)
+				result = get_namespace_oid(NameStr(*DatumGetName(d)), true);
+		}
+		systable_endscan(scan);
+		close_index(index);
+		break;
+	}
+	list_free(indexes);
+	relation_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
  * The newest id stored for shard in this database's tables (-1: none), and
- * how many tables were read and how many had no usable index.
+ * how many tables were read and how many had no usable index.  Only the
+ * permanent tables of the schema that shardid.shard_registry names for the
+ * shard are read: a table in any other schema, a temporary one above all,
+ * is some role's own and says nothing of the shard's ids.
  */
 void
 shardid_stored_newest(int32 shard, ShardidStored *out)
 {
 	ListCell   *lc;
+	Oid			nsp;
+	bool		locked;
 
 	out->newest_id = -1;
 	out->tables = 0;
 	out->unindexed = 0;
 	if (!map_valid)
 		build_map();
+	if (map_columns[shard] == NIL)
+		return;
+	nsp = registered_schema(shard, &locked);
+	if (locked)
+		out->unindexed++;
+	if (!OidIsValid(nsp))
+		return;
 	foreach(lc, map_columns[shard])
 	{
 		StoredColumn *col = lfirst(lc);
 		Relation	rel;
-		List	   *indexes;
-		ListCell   *ic;
-		bool		usable = false;
+		int64		id;
 
+		if (get_rel_namespace(col->relid) != nsp)
+			continue;
 		/* a table locked for DDL is read after that ends (invalidation) */
 		if (!ConditionalLockRelationOid(col->relid, AccessShareLock))
 		{
@@ -353,33 +530,18 @@ shardid_stored_newest(int32 shard, ShardidStored *out)
 			continue;
 		}
 		if (rel->rd_rel->relkind != RELKIND_RELATION ||
-			RELATION_IS_OTHER_TEMP(rel) ||
+			rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
+			RelationGetNamespace(rel) != nsp ||
 			TupleDescAttr(RelationGetDescr(rel), col->attnum - 1)->atttypid != INT8OID)
 		{
 			relation_close(rel, AccessShareLock);
 			continue;
 		}
 		out->tables++;
-		indexes = RelationGetIndexList(rel);
-		foreach(ic, indexes)
-		{
-			Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
-
-			if (usable_index(index, col->attnum))
-			{
-				int64		id = newest_in_index(rel, index, shard);
-
-				usable = true;
-				if (id > out->newest_id)
-					out->newest_id = id;
-			}
-			index_close(index, AccessShareLock);
-			if (usable)
-				break;
-		}
-		list_free(indexes);
-		if (!usable)
+		if (!shardid_stored_newest_in(rel, col->attnum, shard, &id))
 			out->unindexed++;
+		else if (id > out->newest_id)
+			out->newest_id = id;
 		relation_close(rel, AccessShareLock);
 	}
 }

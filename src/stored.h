@@ -11,6 +11,8 @@
 #define SHARDID_STORED_H
 
 #include "shardid_core.h"
+#include "access/attnum.h"
+#include "utils/relcache.h"
 
 typedef struct ShardidStored
 {
@@ -35,5 +37,7 @@ shardid_stored_set_checked(int32 shard)
 }
 
 extern void shardid_stored_newest(int32 shard, ShardidStored *out);
+extern bool shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
+									 int64 *newest);
 
 #endif							/* SHARDID_STORED_H */

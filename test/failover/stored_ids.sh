@@ -12,14 +12,19 @@
 # 3. shardid.stored_newest() finds the newest id of a shard and counts a
 #    table without an index on its id column as skipped;
 #    shardid.raise_high_water() is for superusers only and moves ids past
-#    the moment given; a stored id a day or more ahead of the clock and of
-#    the mark (given by hand) is counted in mark_status(), not followed.
+#    the moment given; a stored id further ahead of the clock than
+#    shardid.max_lead_ms and the mark's window (given by hand) is counted in
+#    mark_status(), not followed.
+# Stored ids are read only in the schema shardid.shard_registry names for
+# the shard: the schemas are registered, on b after the restore.  b allows
+# a lead of 60 s, so that it follows the restored ids of a (its clock 3 s
+# ahead, its ids borrowing seconds more).
 . "$(dirname "$0")/common.bash"
 
 a=$((SHARDID_PORT_BASE + 55))
 b=$((a + 1))
 cluster_init a $a "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_init b $b "$strict_conf" || exit 1
+cluster_init b $b "$strict_conf" "shardid.max_lead_ms = 60000" || exit 1
 cluster_start a || exit 1
 # shellcheck disable=SC2046
 cluster_start b $(faketime_env -3s) || exit 1
@@ -36,6 +41,7 @@ CREATE TABLE s6.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(6), phase int);
 CREATE TABLE s6.noindex (id bigint DEFAULT shardid.next_id(6), phase int);
 CREATE SCHEMA s7;
 CREATE TABLE s7.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), phase int);
+SELECT shardid.register_shard(6, 's6'), shardid.register_shard(7, 's7');
 SQL
 
 # 1. the mark set back by hand, a crash, the clock 10 s back
@@ -66,6 +72,7 @@ echo "source: the burst ended $lead ms ahead of its clock"
 expect_ge "$lead" 1000 "lead of the source (ms)"
 "$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p $a -U postgres -d app -n s6 >"$SHARDID_TMP/s6.sql" || fail "pg_dump"
 q_at $b -f "$SHARDID_TMP/s6.sql" >/dev/null || fail "restore into b"
+q_at $b -c "SELECT shardid.register_shard(6, 's6')" >/dev/null || fail "register s6 on b"
 out=$(q_at $b -c "INSERT INTO s6.t (phase) SELECT 2 FROM generate_series(1, 20000);
                   INSERT INTO s6.u (phase) SELECT 2 FROM generate_series(1, 20000);" 2>&1)
 echo "restored into a server 3 s behind; inserts: ${out:-ok}"
@@ -100,6 +107,7 @@ expect "$raised $later" = "t t" "raise_high_water"
 expect "$(q_at $b -c "SELECT high_water_origin AND epoch_origin AND high_water_ahead_ms > 3500000 FROM shardid.mark_status()")" = t "mark_status() after the raise"
 # an id given by hand 30 days ahead is counted, not followed
 q_at $b -c "CREATE SCHEMA s8" -c "CREATE TABLE s8.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(8))" \
+	-c "SELECT shardid.register_shard(8, 's8')" \
 	-c "INSERT INTO s8.t VALUES (shardid.min_id(now() + interval '30 days') + (8 << 10))" >/dev/null
 read -r near far <<<"$(q_at $b -F' ' -c "
     SELECT shardid.id_time(shardid.next_id(8)) < now() + interval '2 days',

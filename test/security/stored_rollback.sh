@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A role with INSERT on a shard's table must not move the ids of the server
+# into the future.
+#
+# Strict mode starts a shard past the newest id stored in the tables of the
+# schema registered for it, read with SnapshotAny: an id inserted and
+# rolled back counts too.  app (INSERT on shard 5's table, nothing more)
+# inserts an id 23 h 50 min ahead of H and rolls back, makes a temporary
+# table (a relation cache invalidation: every backend looks again), and
+# calls next_id(5), three times.  1.2 before this fix followed each such id
+# (up to a day ahead of max(clock, H)) and raised H a day at each step.
+# Now a stored id is followed only up to shardid.max_lead_ms and the mark's
+# window ahead of the clock; one further is counted (stored_too_far).
+# Exit 0: H stays within an hour of the clock and the ids are counted.
+SHARDID_TMP=""		# a server of its own: a successful attack spoils H
+. "$(dirname "$0")/../lib_script.sh"
+chmod 777 "$SHARDID_TMP"
+
+if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
+	strict_conf="# strict mode through the shared memory registry"
+else
+	strict_conf="shared_preload_libraries = 'shardid'"
+fi
+port=$((SHARDID_PORT_BASE + 69))
+cluster_init rollback $port "$strict_conf" || exit 1
+cluster_start rollback || exit 1
+use_cluster $port
+q -c "CREATE DATABASE app" -c "CREATE ROLE app LOGIN" >/dev/null
+export PGDATABASE=app
+q >/dev/null <<'SQL'
+CREATE EXTENSION shardid;
+CREATE SCHEMA s5;
+CREATE TABLE s5.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(5), v int);
+SELECT shardid.register_shard(5, 's5');
+GRANT USAGE ON SCHEMA s5 TO app;
+GRANT INSERT ON s5.t TO app;
+SQL
+
+for i in 1 2 3; do
+	q -U app <<'SQL' 2>&1 | grep -v '^$'
+BEGIN;
+INSERT INTO s5.t VALUES (shardid.make_id(
+    (extract(epoch FROM greatest((SELECT m.high_water_mark FROM shardid.mark_status() m), clock_timestamp())
+                        + interval '23 hours 50 minutes') * 1000)::bigint
+    - (SELECT i.epoch_ms FROM shardid.info() i), 5, 0));
+ROLLBACK;
+CREATE TEMP TABLE x (v int);
+SELECT shardid.next_id(5) IS NOT NULL AS made;
+SQL
+done
+read -r ahead far <<<"$(q -F' ' -c "SELECT round(extract(epoch FROM high_water_mark - clock_timestamp()) / 3600), stored_too_far FROM shardid.mark_status()")"
+echo "after app's three steps, H is $ahead hours ahead of the clock; stored_too_far=$far"
+expect_le "${ahead:-999}" 1 "hours H is ahead of the clock after app's steps"
+expect_ge "${far:-0}" 3 "stored ids counted as too far"
+ahead=$(q -c "SELECT round(extract(epoch FROM shardid.id_time(shardid.next_id(5)) - clock_timestamp()))")
+echo "shard 5's next id is $ahead s ahead of the clock"
+expect_le "${ahead:-999}" 3 "seconds shard 5's next id is ahead of the clock"
+cluster_stop rollback
+finish
