@@ -375,23 +375,27 @@ newest_in_index(Relation heap, Relation index, int32 shard)
  * The newest id of shard in the bigint column attnum of the table rel
  * (opened and locked by the caller), read through the first usable index
  * that is not locked; -1: none.  Returns false when no such index was read
- * (none, or each one locked).
+ * (none, or each one locked: then *locked is set).
  */
 bool
 shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
-						 int64 *newest)
+						 int64 *newest, bool *locked)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *ic;
 	bool		read = false;
 
 	*newest = -1;
+	*locked = false;
 	foreach(ic, indexes)
 	{
 		Relation	index = open_index(lfirst_oid(ic));
 
 		if (index == NULL)
+		{
+			*locked = true;
 			continue;
+		}
 		if (usable_index(index, attnum))
 		{
 			*newest = newest_in_index(rel, index, shard);
@@ -402,6 +406,8 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 			break;
 	}
 	list_free(indexes);
+	if (read)
+		*locked = false;
 	return read;
 }
 
@@ -551,7 +557,7 @@ shardid_stored_newest(int32 shard, ShardidStored *out)
 			continue;
 		}
 		out->tables++;
-		if (!shardid_stored_newest_in(rel, col->attnum, shard, &id))
+		if (!shardid_stored_newest_in(rel, col->attnum, shard, &id, &locked))
 			out->unindexed++;
 		else if (id > out->newest_id)
 			out->newest_id = id;
