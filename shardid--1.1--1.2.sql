@@ -738,7 +738,7 @@ SET search_path = pg_catalog, pg_temp;
 REVOKE EXECUTE ON FUNCTION shardid.stored_newest(integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.stored_newest(integer) IS
-'superusers: the newest id of the shard stored in the tables whose id column has a next_id() DEFAULT of it, read through a plain btree index on the id column; tables read, and tables skipped (no such index, or locked)';
+'superusers: the newest id of the shard stored in the tables of the schema shard_registry names for it whose id column has a next_id() DEFAULT of the shard, read through a plain btree index on the id column (rows of aborted transactions left out); tables read, and tables skipped (no such index, or locked)';
 
 -- =====================================================================
 -- 3. Bulk ids

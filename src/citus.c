@@ -21,8 +21,9 @@
  * the lead limit allows makes the backend wait for the clock (at most 60 s,
  * else an error).  The table is read through a plain btree index on the id
  * column (its primary key): no query is planned, so no index expression or
- * predicate of the table's owner runs as the inserting role.  A table with
- * no such index is not checked.  Backends remember the tables they checked
+ * predicate of the table's owner runs as the inserting role, and no lock is
+ * waited for (an index locked by a REINDEX is read at a later insert).  A
+ * table with no such index is not checked.  Backends remember the tables they checked
  * by OID; a table a move creates has a new one.
  *
  * next_id() is called through the function manager, as SQL would call it.
@@ -93,11 +94,15 @@ set_id_next(int32 shard)
  * makes this backend wait for the clock, at most 60 s.
  */
 static int64
-set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
+set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v,
+			 bool *checked)
 {
 	int64		newest;
+	bool		locked;
 
-	if (!shardid_stored_newest_in(rel, attnum, shard, &newest) || newest < v)
+	*checked = shardid_stored_newest_in(rel, attnum, shard, &newest, &locked) ||
+		!locked;
+	if (newest < v)
 		return v;
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE &&
 		shardid_strict_start_past(shard, newest))
@@ -187,8 +192,12 @@ shardid_set_id(PG_FUNCTION_ARGS)
 	(void) hash_search(checked_tables, &relid, HASH_FIND, &found);
 	if (!found)
 	{
-		v = set_id_first(rel, (AttrNumber) attnum, shard, v);
-		(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
+		bool		checked;
+
+		v = set_id_first(rel, (AttrNumber) attnum, shard, v, &checked);
+		/* an index locked (REINDEX): read at the next insert */
+		if (checked)
+			(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
 	}
 
 	value = Int64GetDatum(v);

@@ -25,8 +25,9 @@
  * stored expression trees read as catalog.c does), and each table is read
  * through a plain btree index whose first key column is the id column:
  * bigint with the built-in integer operator family, no predicate, no
- * expression; one backward descent reads the largest id (SnapshotAny: a
- * dead or uncommitted row's id only makes the start later).  A table with
+ * expression; one backward descent reads the largest id (a dirty
+ * snapshot: an uncommitted row's id counts, it only makes the start later;
+ * one of an aborted transaction does not).  A table with
  * no such index is skipped and counted (shardid.info(), doctor): the
  * guarantee needs a primary key or a plain btree index on the id column.
  *
@@ -54,6 +55,7 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -66,6 +68,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/value.h"
@@ -324,21 +327,29 @@ close_index(Relation index)
 
 /*
  * The largest id of shard in the index, or -1: the largest entry, or one
- * of the next few when the largest belong to other shards.
+ * of the next few when the largest belong to other shards.  Under a dirty
+ * snapshot: the rows of transactions in progress count (they may commit),
+ * those of aborted transactions do not (anyone who may insert stores one
+ * that way, and it is no row), nor rows deleted for good.  At most 1000
+ * entries are looked at, visible or not.
  */
 static int64
 newest_in_index(Relation heap, Relation index, int32 shard)
 {
 	ScanKeyData key;
 	IndexScanDesc scan;
+	SnapshotData dirty;
+	TupleTableSlot *slot;
 	ScanDirection dir = (index->rd_indoption[0] & INDOPTION_DESC) ?
 		ForwardScanDirection : BackwardScanDirection;
 	int64		found = -1;
 
+	InitDirtySnapshot(dirty);
 	ScanKeyEntryInitialize(&key, SK_ISNULL | SK_SEARCHNOTNULL, 1,
 						   InvalidStrategy, InvalidOid, InvalidOid,
 						   InvalidOid, (Datum) 0);
-	scan = shardid_index_beginscan(heap, index, SnapshotAny, 1);
+	slot = table_slot_create(heap, NULL);
+	scan = shardid_index_beginscan(heap, index, &dirty, 1);
 	scan->xs_want_itup = true;
 	index_rescan(scan, &key, 1, NULL, 0);
 	for (int i = 0; i < 1000 && index_getnext_tid(scan, dir) != NULL; i++)
@@ -348,13 +359,15 @@ newest_in_index(Relation heap, Relation index, int32 shard)
 										  &isnull);
 
 		if (!isnull && DatumGetInt64(value) >= 0 &&
-			shardid_unpack_shard(DatumGetInt64(value)) == shard)
+			shardid_unpack_shard(DatumGetInt64(value)) == shard &&
+			index_fetch_heap(scan, slot))
 		{
 			found = DatumGetInt64(value);
 			break;
 		}
 	}
 	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
 	return found;
 }
 
@@ -362,23 +375,27 @@ newest_in_index(Relation heap, Relation index, int32 shard)
  * The newest id of shard in the bigint column attnum of the table rel
  * (opened and locked by the caller), read through the first usable index
  * that is not locked; -1: none.  Returns false when no such index was read
- * (none, or each one locked).
+ * (none, or each one locked: then *locked is set).
  */
 bool
 shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
-						 int64 *newest)
+						 int64 *newest, bool *locked)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *ic;
 	bool		read = false;
 
 	*newest = -1;
+	*locked = false;
 	foreach(ic, indexes)
 	{
 		Relation	index = open_index(lfirst_oid(ic));
 
 		if (index == NULL)
+		{
+			*locked = true;
 			continue;
+		}
 		if (usable_index(index, attnum))
 		{
 			*newest = newest_in_index(rel, index, shard);
@@ -389,6 +406,8 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 			break;
 	}
 	list_free(indexes);
+	if (read)
+		*locked = false;
 	return read;
 }
 
@@ -538,7 +557,7 @@ shardid_stored_newest(int32 shard, ShardidStored *out)
 			continue;
 		}
 		out->tables++;
-		if (!shardid_stored_newest_in(rel, col->attnum, shard, &id))
+		if (!shardid_stored_newest_in(rel, col->attnum, shard, &id, &locked))
 			out->unindexed++;
 		else if (id > out->newest_id)
 			out->newest_id = id;

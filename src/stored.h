@@ -38,6 +38,6 @@ shardid_stored_set_checked(int32 shard)
 
 extern void shardid_stored_newest(int32 shard, ShardidStored *out);
 extern bool shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
-									 int64 *newest);
+									 int64 *newest, bool *locked);
 
 #endif							/* SHARDID_STORED_H */

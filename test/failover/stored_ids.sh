@@ -114,6 +114,14 @@ read -r near far <<<"$(q_at $b -F' ' -c "
            (SELECT stored_too_far FROM shardid.mark_status())")"
 echo "an id 30 days ahead stored in s8.t: next id of shard 8 within 2 days: $near; stored_too_far=$far"
 expect "$near $far" = "t 1" "a stored id 30 days ahead"
+# a table in a schema not registered for its shard is not read
+q_at $b -c "CREATE SCHEMA s9" -c "CREATE TABLE s9.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(9))" \
+	-c "INSERT INTO s9.t DEFAULT VALUES" >/dev/null
+before=$(q_at $b -c "SELECT tables FROM shardid.stored_newest(9)")
+q_at $b -c "SELECT shardid.register_shard(9, 's9')" >/dev/null
+after=$(q_at $b -c "SELECT tables FROM shardid.stored_newest(9)")
+echo "s9.t read for shard 9: before registering $before table(s), after $after"
+expect "$before $after" = "0 1" "tables of shard 9 read before and after registering s9"
 cluster_stop a
 cluster_stop b
 finish
