@@ -383,6 +383,8 @@ RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
     r record;
+    moved_phase text;
+    moved_peer text;
     n bigint;
     max_shard integer := shardid.max_shard();
 BEGIN
@@ -447,7 +449,25 @@ BEGIN
             RETURN NEXT;
             CONTINUE;
         END IF;
-        IF r.registered_schema IS NULL THEN
+        -- what shardid-move left here of a shard it moved away (the
+        -- journal is for its writers: others are not told)
+        moved_phase := NULL;
+        moved_peer := NULL;
+        IF r.registered_schema IS NULL AND has_table_privilege('shardid.move_journal', 'SELECT') THEN
+            SELECT j.phase, j.peer INTO moved_phase, moved_peer
+            FROM shardid.move_journal j
+            WHERE j.side = 'source' AND j.shard = r.shard AND j.schema_name = r.schema_name
+            ORDER BY j.updated_at DESC LIMIT 1;
+        END IF;
+        IF r.registered_schema IS NULL AND moved_phase IN ('handing-over', 'moved-away') THEN
+            problem := 'copy of a shard moved away';
+            detail := format('Schema %I is the frozen copy of shard %s that shardid-move left here when it moved the shard to %s (phase %s); writes to it are refused, and routing must send the shard there.',
+                             r.schema_name, r.shard, moved_peer, moved_phase);
+            fix := format('Route shard %s to %s. Once nothing reads this copy: shardid-move --shard %s --from <this server> --to <that server> --drop-source%s.',
+                          r.shard, moved_peer, r.shard,
+                          CASE moved_phase WHEN 'handing-over' THEN ' (first finish the move there: shardid-move --resume)' ELSE '' END);
+            RETURN NEXT;
+        ELSIF r.registered_schema IS NULL THEN
             problem := 'shard not registered';
             detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
             fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
