@@ -310,6 +310,45 @@ shardid_strict_raise_high_water(int64 unix_ms)
 	return high;
 }
 
+/* what a backend checks before it stamps shard: settings, the mark, stored ids */
+static inline void
+before_stamping(int32 shard)
+{
+	if (unlikely(ready_settings != shardid_epoch_generation ||
+				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
+		prepare();
+	if (unlikely(!shardid_stored_is_checked(shard)))
+		start_past_stored(shard);
+}
+
+/*
+ * The clock, in Unix ms; *behind: it reads earlier than the latest reading
+ * any session has seen (counted for shardid.info()).  The latest reading
+ * is read before the clock: every value in it was read from the clock
+ * earlier, so a clock reading below it means the clock stepped back, not
+ * that this backend was slow.
+ */
+static inline int64
+read_clock(bool *behind)
+{
+	uint64		high = pg_atomic_read_u64(&shared->clock_high);
+	int64		now;
+
+	pg_read_barrier();
+	now = shardid_clock_ms();
+	shardid_check_moment(now, shardid_epoch_ms, "current time", false);
+
+	*behind = (uint64) now < high;
+	if (unlikely(*behind))
+	{
+		pg_atomic_fetch_add_u64(&shared->clock_behind_calls, 1);
+		atomic_max(&shared->max_step_back_ms, high - (uint64) now);
+	}
+	else if ((uint64) now > high)
+		atomic_max(&shared->clock_high, (uint64) now);
+	return now;
+}
+
 /*
  * Stamp one id of shard, its seq field from the shard's counter.  Returns
  * the stamp, SHARDID_STATE(unix ms, seq field).
@@ -319,38 +358,16 @@ shardid_strict_stamp(int32 shard)
 {
 	pg_atomic_uint64 *slot = &shared->slots[shard].state;
 
-	if (unlikely(ready_settings != shardid_epoch_generation ||
-				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
-		prepare();
-	if (unlikely(!shardid_stored_is_checked(shard)))
-		start_past_stored(shard);
+	before_stamping(shard);
 
 	for (bool waited = false;; waited = true)
 	{
-		uint64		high;
 		int64		now;
 		uint64		last;
 		uint64		next;
 		bool		behind;
 
-		/*
-		 * Read the high-water mark before the clock: every value in it was
-		 * read from the clock earlier, so a clock reading below it means
-		 * the clock stepped back, not that this backend was slow.
-		 */
-		high = pg_atomic_read_u64(&shared->clock_high);
-		pg_read_barrier();
-		now = shardid_clock_ms();
-		shardid_check_moment(now, shardid_epoch_ms, "current time", false);
-
-		behind = (uint64) now < high;
-		if (unlikely(behind))
-		{
-			pg_atomic_fetch_add_u64(&shared->clock_behind_calls, 1);
-			atomic_max(&shared->max_step_back_ms, high - (uint64) now);
-		}
-		else if ((uint64) now > high)
-			atomic_max(&shared->clock_high, (uint64) now);
+		now = read_clock(&behind);
 
 		last = pg_atomic_read_u64(slot);
 		for (;;)
@@ -424,34 +441,17 @@ shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
 	pg_atomic_uint64 *slot = &shared->slots[shard].state;
 
 	Assert(want >= 1);
-	if (unlikely(ready_settings != shardid_epoch_generation ||
-				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
-		prepare();
-	if (unlikely(!shardid_stored_is_checked(shard)))
-		start_past_stored(shard);
+	before_stamping(shard);
 
 	for (bool waited = false;; waited = true)
 	{
-		uint64		high;
 		int64		now;
 		uint64		last;
 		uint64		next;
 		uint64		end;
 		bool		behind;
 
-		high = pg_atomic_read_u64(&shared->clock_high);
-		pg_read_barrier();
-		now = shardid_clock_ms();
-		shardid_check_moment(now, shardid_epoch_ms, "current time", false);
-
-		behind = (uint64) now < high;
-		if (unlikely(behind))
-		{
-			pg_atomic_fetch_add_u64(&shared->clock_behind_calls, 1);
-			atomic_max(&shared->max_step_back_ms, high - (uint64) now);
-		}
-		else if ((uint64) now > high)
-			atomic_max(&shared->clock_high, (uint64) now);
+		now = read_clock(&behind);
 
 		last = pg_atomic_read_u64(slot);
 		for (;;)
