@@ -43,3 +43,17 @@ attacker_check() {	# attacker_check ROLE WHAT
 	expect "$su" = f "$2: $1 is no superuser"
 	expect "$runs" = 0 "$2: payloads of $1 that ran"
 }
+
+# strict_server NAME PORT: start a server of the script's own in strict mode
+# (preloaded before PostgreSQL 17, the shared memory registry from 17) with
+# database "app", and point libpq at it.  For attacks that spoil the
+# server-wide high-water mark when they succeed.
+strict_server() {
+	local conf="shared_preload_libraries = 'shardid'"
+	[ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ] &&
+		conf="# strict mode through the shared memory registry"
+	cluster_init "$1" "$2" "$conf" || exit 1
+	cluster_start "$1" || exit 1
+	use_cluster "$2"
+	q -c "CREATE DATABASE app" >/dev/null
+}

@@ -15,18 +15,11 @@
 # of them).  Exit 0: a superuser's next_id(5) answers within 5 s.
 SHARDID_TMP=""		# a server of its own, in strict mode
 . "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/lib.bash"
 chmod 777 "$SHARDID_TMP"
 
-if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
-	strict_conf="# strict mode through the shared memory registry"
-else
-	strict_conf="shared_preload_libraries = 'shardid'"
-fi
-port=$((SHARDID_PORT_BASE + 62))
-cluster_init lockidx $port "$strict_conf" || exit 1
-cluster_start lockidx || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" -c "CREATE ROLE mallory LOGIN" >/dev/null
+strict_server lockidx $((SHARDID_PORT_BASE + 62))
+q -c "CREATE ROLE mallory LOGIN" >/dev/null
 export PGDATABASE=app
 q >/dev/null <<'SQL'
 CREATE EXTENSION shardid;

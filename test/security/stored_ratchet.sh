@@ -21,18 +21,11 @@
 # than an hour ahead of the clock.  Exit 0: the attack failed.
 SHARDID_TMP=""		# a server of its own: a successful attack spoils H
 . "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/lib.bash"
 chmod 777 "$SHARDID_TMP"
 
-if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
-	strict_conf="# strict mode through the shared memory registry"
-else
-	strict_conf="shared_preload_libraries = 'shardid'"
-fi
-port=$((SHARDID_PORT_BASE + 61))
-cluster_init ratchet $port "$strict_conf" || exit 1
-cluster_start ratchet || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" -c "CREATE ROLE carol LOGIN" >/dev/null
+strict_server ratchet $((SHARDID_PORT_BASE + 61))
+q -c "CREATE ROLE carol LOGIN" >/dev/null
 q -d app -c "CREATE EXTENSION shardid" >/dev/null
 
 q -d app -U carol <<'SQL' 2>&1 | grep -v '^$'

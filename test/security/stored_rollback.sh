@@ -16,18 +16,11 @@
 # counted, and shard 5's ids stay near the clock.
 SHARDID_TMP=""		# a server of its own: a successful attack spoils H
 . "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/lib.bash"
 chmod 777 "$SHARDID_TMP"
 
-if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
-	strict_conf="# strict mode through the shared memory registry"
-else
-	strict_conf="shared_preload_libraries = 'shardid'"
-fi
-port=$((SHARDID_PORT_BASE + 69))
-cluster_init rollback $port "$strict_conf" || exit 1
-cluster_start rollback || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" -c "CREATE ROLE app LOGIN" >/dev/null
+strict_server rollback $((SHARDID_PORT_BASE + 69))
+q -c "CREATE ROLE app LOGIN" >/dev/null
 export PGDATABASE=app
 q >/dev/null <<'SQL'
 CREATE EXTENSION shardid;
