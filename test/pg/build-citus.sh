@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/citus/build.sh [PG_CONFIG]: build Citus for shardid's Citus tests and
+# test/pg/build-citus.sh [PG_CONFIG]: build Citus for shardid's Citus tests and
 # print, on the last line of stdout, the pg_config of a PostgreSQL install
 # that has Citus in it.
 #
@@ -37,7 +37,7 @@ if [ -z "$tarball" ]; then
 fi
 cache=${SHARDID_PG_CACHE:-/var/cache/shardid}
 jobs=${SHARDID_BUILD_JOBS:-2}
-log() { echo "citus/build.sh: $*" >&2; }
+log() { echo "build-citus.sh: $*" >&2; }
 
 [ -f "$tarball" ] || {
 	log "no Citus source at $tarball"
