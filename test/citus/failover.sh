@@ -47,6 +47,7 @@ cluster_stop "$oldname" immediate
 at "$SB" -c "SELECT pg_promote()" >/dev/null || fail "promotion"
 at "$COORD" -c "SELECT citus_update_node(nodeid, '127.0.0.1', $SB) FROM pg_dist_node WHERE nodeport = $old" >/dev/null ||
 	fail "citus_update_node"
+metadata_synced || fail "the workers did not get the new node metadata in 60 s"
 echo "worker on port $old crashed, its standby (clock -15 s) promoted on port $SB"
 
 others=("$COORD" "$COORD")

@@ -119,6 +119,19 @@ node_of() {
 		WHERE s.logicalrelid::regclass::text LIKE '$1.%' LIMIT 1"
 }
 
+# metadata_synced: wait (60 s at most) until Citus's maintenance daemon has
+# sent the coordinator's pg_dist_node to every node with metadata; a change
+# such as citus_update_node() reaches the workers only then, and inserts
+# routed by a worker before it still go to the old address
+metadata_synced() {
+	local i
+	for i in $(seq 600); do
+		[ "$(at "$COORD" -c "SELECT bool_and(metadatasynced) FROM pg_dist_node WHERE hasmetadata")" = t ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # other_worker PORT: the worker that is not PORT
 other_worker() {
 	if [ "$1" = "$W1" ]; then echo "$W2"; else echo "$W1"; fi
