@@ -377,7 +377,8 @@ REVOKE SELECT ON move_journal FROM PUBLIC;
 -- As in 1.1, plus: rows of every partition of a shard table (attached
 -- partitions have no DEFAULT of their own) are counted, DEFAULTs that
 -- columns take from a domain count as the columns' own, a table locked by
--- another session is reported instead of waited for.
+-- another session is reported instead of waited for, and on Citus the
+-- checks of citus_doctor() (section 4) on the workers' shard tables.
 CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -704,6 +705,26 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
+
+    -- on Citus, the shard tables are on the workers: citus_doctor() checks
+    -- them (and reads their rows whatever scan_rows says)
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        IF has_function_privilege('shardid.citus_doctor()', 'EXECUTE') THEN
+            FOR r IN SELECT * FROM shardid.citus_doctor() LOOP
+                problem := r.problem;
+                object := r.object || COALESCE(' on node ' || r.node, '');
+                detail := r.detail;
+                fix := r.fix;
+                RETURN NEXT;
+            END LOOP;
+        ELSE
+            problem := 'Citus placements not checked';
+            object := 'shardid.citus_doctor()';
+            detail := 'The shard tables of Citus tenant schemas are on the workers; only a role that may execute shardid.citus_doctor() checks them.';
+            fix := 'Run SELECT * FROM shardid.doctor(); as a superuser.';
+            RETURN NEXT;
+        END IF;
+    END IF;
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -870,6 +891,27 @@ GRANT SELECT ON citus_tenants TO PUBLIC;
 COMMENT ON VIEW citus_tenants IS
 'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number; answers on every node that has Citus metadata';
 
+-- Routing answers on every node: the registry is filled on the node that
+-- ran create_shards() (on Citus, the coordinator); a worker finds a shard's
+-- schema among the tenant tables whose set_id() trigger names the shard,
+-- when exactly one schema claims it (citus_doctor() reports a shard claimed
+-- by several).  Without Citus citus_tenants is empty.
+CREATE OR REPLACE FUNCTION shard_schema(shard integer)
+RETURNS name
+AS $$
+SELECT COALESCE(
+    (SELECT r.schema_name FROM shardid.shard_registry r
+     WHERE r.shard OPERATOR(pg_catalog.=) $1
+       AND EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) r.schema_name)),
+    (SELECT pg_catalog.min(t.schema_name::text)::name FROM shardid.citus_tenants t
+     WHERE t.shard OPERATOR(pg_catalog.=) $1
+     HAVING pg_catalog.count(DISTINCT t.schema_name) OPERATOR(pg_catalog.=) 1))
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shard_schema(integer) IS
+'schema of a logical shard in this database: from the shard registry, else (on Citus) the one tenant schema whose set_id() trigger names the shard; NULL if the shard does not live here';
+
 -- Make a schema of logical shard SHARD a Citus tenant schema whose ids are
 -- made where its rows are: citus_schema_distribute() when it is not one yet,
 -- then citus_use_trigger() for each table whose id DEFAULT passes SHARD to
@@ -928,6 +970,58 @@ COMMENT ON FUNCTION citus_distribute_shard(name, integer) IS
 
 REVOKE ALL ON FUNCTION citus_distribute_shard(name, integer) FROM PUBLIC;
 
+-- create_shards() on Citus with schema-based sharding on: Citus makes a
+-- tenant schema of the CREATE SCHEMA but leaves tables made inside a
+-- function local on the coordinator.  1.1's create_shards() keeps its work
+-- as create_local_shards(); create_shards() runs it with schema-based
+-- sharding off for the transaction, then distributes each shard's schema
+-- with citus_distribute_shard() (ids made by the set_id() trigger, so no
+-- sequence is made).  Without Citus, or with schema-based sharding off, it
+-- is create_local_shards() alone.
+ALTER FUNCTION create_shards(name, integer[], text, integer, name, boolean) RENAME TO create_local_shards;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template, a CACHE 1 sequence per table and the id DEFAULT naming that shard, never distributed by Citus; existing tables are skipped';
+
+CREATE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT true)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    g record;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
+       OR pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
+          IS DISTINCT FROM 'on' THEN
+        RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                              id_column, use_sequence);
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
+        RAISE EXCEPTION 'permission denied to create Citus tenant schemas with shardid.create_shards()'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
+                  HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
+    END IF;
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+    RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                          id_column, false);
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+    FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
+             WHERE r.shard OPERATOR(pg_catalog.=) ANY (shards) ORDER BY r.shard LOOP
+        PERFORM shardid.citus_distribute_shard(g.schema_name, g.shard);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template and ids naming that shard (a CACHE 1 sequence and id DEFAULT per table; on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+
 -- What doctor() cannot see on Citus: it runs on the coordinator, whose
 -- tenant tables are empty shells.  This checks the shard tables themselves,
 -- on the workers (run_command_on_placements), and the coordinator's view:
@@ -941,7 +1035,7 @@ REVOKE ALL ON FUNCTION citus_distribute_shard(name, integer) FROM PUBLIC;
 --   replication origins                 a node with fewer than 2 free origin
 --                                       slots: an online citus_schema_move needs one
 CREATE FUNCTION citus_doctor()
-RETURNS TABLE (problem text, object text, node text, detail text)
+RETURNS TABLE (problem text, object text, node text, detail text, fix text)
 AS $$
 DECLARE
     t record;
@@ -958,8 +1052,10 @@ BEGIN
         problem := 'id made where the statement arrives';
         object := pg_catalog.format('%I.%I.%I', t.schema_name, t.table_name, t.column_name);
         node := NULL;
-        detail := pg_catalog.format('Its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids. Run SELECT shardid.citus_use_trigger(%L, %s).',
-                                    t.shard, pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
+        detail := pg_catalog.format('Its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids.',
+                                    t.shard);
+        fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
+                                 pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
         RETURN NEXT;
     END LOOP;
     FOR t IN SELECT c.shard, pg_catalog.string_agg(DISTINCT c.schema_name::text, ', ') AS schemas
@@ -969,6 +1065,7 @@ BEGIN
         object := t.shard::text;
         node := NULL;
         detail := pg_catalog.format('Schemas %s all make ids of shard %s.', t.schemas, t.shard);
+        fix := 'Give every tenant schema a shard of its own: run shardid.citus_use_trigger(<table>, <shard>) with another shard for each table of all schemas but one.';
         RETURN NEXT;
     END LOOP;
     FOR t IN SELECT c.table_oid, c.shard, c.id_column FROM shardid.citus_tenants c
@@ -982,19 +1079,23 @@ BEGIN
             IF NOT r.success THEN
                 problem := 'placement not checked';
                 detail := r.result;
+                fix := 'Run shardid.citus_doctor() again when the node answers.';
                 RETURN NEXT;
                 CONTINUE;
             END IF;
             IF pg_catalog.split_part(r.result, ' ', 1) OPERATOR(pg_catalog.=) '0' THEN
                 problem := 'trigger missing on a placement';
-                detail := pg_catalog.format('The shard table makes no ids. Run SELECT shardid.citus_use_trigger(%L, %s) again.',
-                                            t.table_oid::pg_catalog.regclass::text, t.shard);
+                detail := 'The shard table makes no ids.';
+                fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
+                                         t.table_oid::pg_catalog.regclass::text, t.shard);
                 RETURN NEXT;
             END IF;
             IF pg_catalog.split_part(r.result, ' ', 2) OPERATOR(pg_catalog.<>) '0' THEN
                 problem := 'rows of other shards';
                 detail := pg_catalog.format('%s rows have an id of another shard than %s.',
                                             pg_catalog.split_part(r.result, ' ', 2), t.shard);
+                fix := pg_catalog.format('Find them with SELECT * FROM %s WHERE shardid.id_shard(%I) OPERATOR(pg_catalog.<>) %s; and move them to the schema of their shard.',
+                                         t.table_oid::pg_catalog.regclass::text, t.id_column, t.shard);
                 RETURN NEXT;
             END IF;
         END LOOP;
@@ -1008,7 +1109,8 @@ BEGIN
             problem := 'replication origins';
             object := 'replication origins';
             node := pg_catalog.format('%s:%s', r.nodename, r.nodeport);
-            detail := pg_catalog.format('%s replication origins are free; shardid takes 2 on every node and an online citus_schema_move needs one more on its target. Raise max_replication_slots (max_active_replication_origins from PostgreSQL 18).', r.result);
+            detail := pg_catalog.format('%s replication origins are free; shardid takes 2 on every node and an online citus_schema_move needs one more on its target.', r.result);
+            fix := 'Raise max_replication_slots (max_active_replication_origins from PostgreSQL 18) on that node, to 2 plus one per concurrent move, and restart it.';
             RETURN NEXT;
         END IF;
     END LOOP;
@@ -1017,7 +1119,7 @@ $$ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION citus_doctor() IS
-'Citus checks doctor() cannot make from the coordinator: ids made by DEFAULTs on the routing node, shards claimed twice, the set_id() trigger and rows of other shards on every placement, free replication origins on every node';
+'Citus checks of the shard tables on the workers and of every node (doctor() includes them): ids made by DEFAULTs on the routing node, shards claimed twice, the set_id() trigger and rows of other shards on every placement, free replication origins on every node';
 
 REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 

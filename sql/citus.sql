@@ -49,14 +49,38 @@ CREATE TRIGGER bad BEFORE INSERT ON c7.x FOR EACH ROW EXECUTE FUNCTION shardid.s
 INSERT INTO c7.x (v) VALUES (1);
 DROP TRIGGER bad ON c7.x;
 
--- Citus is not here
+-- routing without a registry row: the one schema whose set_id() triggers
+-- name the shard (what a Citus worker knows); the registry comes first;
+-- two schemas claiming a shard give no answer
+SELECT shardid.shard_schema(7), shardid.id_schema(shardid.make_id(1000, 7, 1)), shardid.shard_schema(8);
+CREATE SCHEMA c7bis;
+CREATE TABLE c7bis.t (id bigint, v int);
+SELECT shardid.citus_use_trigger('c7bis.t', 7);
+SELECT shardid.shard_schema(7);
+SELECT shardid.register_shard(7, 'c7bis');
+SELECT shardid.shard_schema(7);
+SELECT shardid.unregister_shard(7);
+DROP SCHEMA c7bis CASCADE;
+SELECT shardid.shard_schema(7);
+
+-- Citus is not here: create_shards() makes plain schemas, doctor() adds nothing
+CREATE SCHEMA c_template;
+CREATE TABLE c_template.t (id bigint PRIMARY KEY, v int);
+SET citus.enable_schema_based_sharding = on;
+SELECT * FROM shardid.create_shards('c_template', ARRAY[11]);
+SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'shard_0011.t'::regclass;
+RESET citus.enable_schema_based_sharding;
+SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
+SELECT shardid.unregister_shard(11);
+DROP SCHEMA shard_0011, c_template CASCADE;
 SELECT * FROM shardid.citus_distribute_shard('c7', 7);
 SELECT * FROM shardid.citus_doctor();
 
 -- administrative functions are not for PUBLIC
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run
 FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
-  AND p.proname IN ('set_id', 'citus_use_trigger', 'citus_distribute_shard', 'citus_doctor')
+  AND p.proname IN ('set_id', 'citus_use_trigger', 'citus_distribute_shard', 'citus_doctor',
+                    'create_shards', 'create_local_shards')
 ORDER BY 1;
 
 DROP SCHEMA c7 CASCADE;

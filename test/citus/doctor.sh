@@ -6,10 +6,12 @@
 # tenant table whose id is a next_id() DEFAULT (made on whichever node
 # receives the INSERT), a shard number given to two tenant schemas, and a
 # node with too few free replication origins.  Then the shard <-> tenant
-# mapping (shardid.citus_tenants) answers alike on every node, and
-# citus_distribute_shard() turns a shard made by create_shards() with
-# schema-based sharding off into a tenant schema (and refuses, saying why,
-# one made with it on, whose tables Citus left local).
+# mapping (shardid.citus_tenants) answers alike on every node; doctor()
+# includes citus_doctor()'s findings; create_shards() with schema-based
+# sharding on makes distributed tenant schemas that every node routes to;
+# citus_distribute_shard() turns a shard made with schema-based sharding
+# off into a tenant schema (and refuses, saying why, one that
+# create_local_shards() made with it on, whose tables Citus left local).
 . "$(dirname "$0")/lib.bash"
 
 citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
@@ -59,6 +61,17 @@ trigger missing on a placement|tenant_7.b (shard table $(at "$COORD" -c "SELECT 
 expect "$got" = "$want" "doctor with a planted row, a dropped trigger and a shard given twice"
 expect "$(at "$COORD" -c "SELECT detail FROM shardid.citus_doctor() WHERE problem = 'rows of other shards'")" = \
 	"1 rows have an id of another shard than 7." "doctor's detail on the planted row"
+# doctor() includes them, the node in the object; a role that may not run
+# citus_doctor() is told that the workers were not checked
+want="rows of other shards|tenant_7.a (shard table $(at "$COORD" -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenant_7.a'::regclass")) on node 127.0.0.1:$w
+shard claimed by several schemas|7
+trigger missing on a placement|tenant_7.b (shard table $(at "$COORD" -c "SELECT shardid FROM pg_dist_shard WHERE logicalrelid = 'tenant_7.b'::regclass")) on node 127.0.0.1:$w"
+expect "$(at "$COORD" -F'|' -c "SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set' ORDER BY 1, 2")" = \
+	"$want" "doctor() with the Citus checks"
+at "$COORD" -c "CREATE ROLE plain LOGIN" >/dev/null
+expect "$(PGUSER=plain PGHOST=$SHARDID_TMP PGPORT=$COORD PGDATABASE=app q -F'|' \
+	-c "SELECT problem, fix FROM shardid.doctor(false) WHERE problem LIKE 'Citus%'")" = \
+	"Citus placements not checked|Run SELECT * FROM shardid.doctor(); as a superuser." "doctor() of a role that may not run citus_doctor()"
 
 # too few free replication origins on worker 2: shardid's two take all
 # (fewer than the origins a node has recovered, and it does not start)
@@ -67,16 +80,38 @@ cluster_stop w2 && citus_node_start w2 || fail "restart of worker 2"
 expect "$(at "$COORD" -c "SELECT node FROM shardid.citus_doctor() WHERE problem = 'replication origins'")" = \
 	"127.0.0.1:$W2" "doctor reports worker 2's replication origins"
 
-# create_shards() with schema-based sharding on makes a tenant schema
-# whose tables stay local: citus_distribute_shard() says what to do
+# create_local_shards() (1.1's create_shards()) with schema-based sharding
+# on makes a tenant schema whose tables stay local: citus_distribute_shard()
+# says what to do
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "CREATE SCHEMA app_template" \
 	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" >/dev/null || fail "template"
-at "$COORD" -c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5])" >/dev/null ||
-	fail "create_shards with schema-based sharding on"
+at "$COORD" -c "SELECT count(*) FROM shardid.create_local_shards('app_template', ARRAY[5])" >/dev/null ||
+	fail "create_local_shards with schema-based sharding on"
 expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_distribute_shard('shard_0005', 5)" 2>&1 | head -1)" = \
 	'ERROR:  schema "shard_0005" is a Citus tenant schema with tables that are not distributed' \
 	"citus_distribute_shard on a tenant schema with local tables"
+
+# create_shards() with schema-based sharding on makes distributed tenant
+# schemas whose ids the trigger makes; every node routes by shard number
+expect "$(at "$COORD" -c "SET client_min_messages = warning" \
+	-c "SELECT string_agg(shard || ' ' || schema_name || ' ' || action, ',' ORDER BY shard) FROM shardid.create_shards('app_template', ARRAY[20, 21])")" = \
+	"20 shard_0020 created,21 shard_0021 created" "create_shards with schema-based sharding on"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid IN ('shard_0020.t'::regclass, 'shard_0021.t'::regclass)")" = 2 \
+	"create_shards' tables are Citus tables"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_class WHERE relname LIKE 't_id_seq%' AND relnamespace IN ('shard_0020'::regnamespace, 'shard_0021'::regnamespace)")" = 0 \
+	"create_shards makes no sequence for tenant schemas"
+expect "$(at "$COORD" -c "SHOW citus.enable_schema_based_sharding")" = on "schema-based sharding is on after create_shards"
+at "$COORD" -c "CREATE ROLE plain2 LOGIN" -c "ALTER SCHEMA app_template OWNER TO plain2" -c "ALTER TABLE app_template.t OWNER TO plain2" >/dev/null
+expect "$(PGUSER=plain2 PGHOST=$SHARDID_TMP PGPORT=$COORD PGDATABASE=app q -c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[22])" 2>&1 | head -1)" = \
+	"ERROR:  permission denied to create Citus tenant schemas with shardid.create_shards()" "create_shards on Citus by a role that is no superuser"
+at "$COORD" -c "ALTER SCHEMA app_template OWNER TO postgres" -c "ALTER TABLE app_template.t OWNER TO postgres" >/dev/null
+for port in "$COORD" "$W1" "$W2"; do
+	got=$(at "$port" -c "INSERT INTO shard_0021.t (v) VALUES (2) RETURNING shardid.id_shard(id)" \
+		-c "SELECT shardid.shard_schema(20) || ' ' || shardid.id_schema(shardid.make_id(1000, 21, 0))")
+	expect "$got" = "21
+shard_0020 shard_0021" "insert and routing through port $port"
+done
 
 # a shard made by create_shards() with schema-based sharding off, then
 # distributed
