@@ -198,13 +198,41 @@ check_servers(void)
 	"SELECT DISTINCT text FROM problem WHERE kind = 0 OR (kind IN (1, 2) AND ($2 OR $3)) OR (kind = 3 AND $3) " \
 	"ORDER BY 1"
 
-/* event triggers that would run code of another role on the move's DDL */
+/*
+ * Enabled event triggers that would run code of another role on the move's
+ * DDL (or on the DROP SCHEMA of --drop-source): those calling a function
+ * whose owner is no superuser, and those that belong to a role that is no
+ * superuser (any more: only superusers create them).  shardid has none.
+ */
 #define EVENT_TRIGGER_SQL \
-	"SELECT pg_catalog.format('event trigger %I calls function %s of role %s', e.evtname," \
-	" e.evtfoid::pg_catalog.regprocedure, pg_catalog.pg_get_userbyid(p.proowner))" \
+	"SELECT CASE WHEN NOT fr.rolsuper THEN pg_catalog.format('event trigger %I calls function %s of role %s'," \
+	"  e.evtname, e.evtfoid::pg_catalog.regprocedure, fr.rolname)" \
+	" ELSE pg_catalog.format('event trigger %I belongs to role %s, which is no superuser, and calls function %s'," \
+	"  e.evtname, er.rolname, e.evtfoid::pg_catalog.regprocedure) END" \
 	" FROM pg_catalog.pg_event_trigger e JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid" \
-	" JOIN pg_catalog.pg_roles r ON r.oid = p.proowner" \
-	" WHERE NOT r.rolsuper AND e.evtenabled <> 'D' ORDER BY 1"
+	" JOIN pg_catalog.pg_roles fr ON fr.oid = p.proowner" \
+	" JOIN pg_catalog.pg_roles er ON er.oid = e.evtowner" \
+	" WHERE (NOT fr.rolsuper OR NOT er.rolsuper) AND e.evtenabled <> 'D' ORDER BY 1"
+
+/*
+ * One error per event trigger of the server that the DDL of "what" would
+ * fire with the superuser's rights; returns how many.
+ */
+int
+check_event_triggers(Server *s, const char *what)
+{
+	PGresult   *res = query(s, EVENT_TRIGGER_SQL, 0);
+	int			i,
+				n;
+
+	if (res == NULL)
+		refuse("could not read the event triggers of the %s server: %s", s->option, db_error());
+	n = PQntuples(res);
+	for (i = 0; i < n; i++)
+		error_msg("%s on the %s server, which %s would fire as a superuser", PQgetvalue(res, i, 0), s->option, what);
+	PQclear(res);
+	return n;
+}
 
 /* is there code of another role the move would run as a superuser? */
 static int
@@ -225,15 +253,7 @@ check_owner_code(void)
 		error_msg("%s", PQgetvalue(res, i, 0));
 	PQclear(res);
 	for (k = 0; k < 2; k++)
-	{
-		res = query(s[k], EVENT_TRIGGER_SQL, 0);
-		if (res == NULL)
-			refuse("could not read the event triggers of the %s server: %s", s[k]->option, db_error());
-		for (i = 0; i < PQntuples(res); i++, problems++)
-			error_msg("%s on the %s server, which the move's DDL would fire as a superuser",
-					  PQgetvalue(res, i, 0), s[k]->option);
-		PQclear(res);
-	}
+		problems += check_event_triggers(s[k], "the move's DDL");
 	if (problems > 0)
 	{
 		detail_msg("shardid-move runs no code of other roles with a superuser's rights.%s",
@@ -295,6 +315,69 @@ check_owner_code(void)
 	" FROM pg_catalog.pg_class c WHERE $2 AND c.relnamespace = $1::oid AND c.relpersistence = 'u' AND c.relkind = 'r'" \
 	" ORDER BY 1, 2"
 
+/*
+ * The room the copy needs on the --to server, by estimate (see
+ * ROOM_MARGIN_PERCENT): an error when --to-free says it is not there.
+ * PostgreSQL has no SQL that reports the free space of a file system; the
+ * only way a superuser has, COPY FROM PROGRAM 'df ...', runs a shell command
+ * on the database host, which shardid-move does not do.  So the operator
+ * gives the free space, or the estimate is only reported (say_room()).
+ */
+static int
+check_room(void)
+{
+	char	   *size = NULL;
+	char	   *wal = NULL;
+	long long	s,
+				w;
+	char		b1[32],
+				b2[32],
+				b3[32],
+				b4[32];
+
+	if (!get_value(&M.from, &size,
+				   "SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::text "
+				   "FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'm', 'S')",
+				   1, M.src_schema_oid))
+		refuse("could not read the size of schema \"%s\" on the --from server: %s", M.schema, db_error());
+	if (!get_value(&M.to, &wal, "SELECT pg_catalog.pg_size_bytes(pg_catalog.current_setting('max_wal_size'))::text", 0))
+		refuse("could not read max_wal_size on the --to server: %s", db_error());
+	s = atoll(size);
+	w = atoll(wal);
+	free(size);
+	free(wal);
+	M.size_bytes = s;
+	M.room_needed = s + s * ROOM_MARGIN_PERCENT / 100 + (s < w ? s : w);
+	if (M.to_free < 0 || M.room_needed <= M.to_free)
+		return 0;
+	error_msg("the --to server has %s free (--to-free), but the copy of shard %d needs about %s: %s of tables, "
+			  "indexes and sequences on the --from server, %d%% more, and as much again for the WAL it writes "
+			  "(at most the --to server's max_wal_size, %s)",
+			  fmt_bytes(b1, sizeof(b1), (double) M.to_free), M.shard, fmt_bytes(b2, sizeof(b2), (double) M.room_needed),
+			  fmt_bytes(b3, sizeof(b3), (double) s), ROOM_MARGIN_PERCENT, fmt_bytes(b4, sizeof(b4), (double) w));
+	return 1;
+}
+
+/* the estimate, in the report of a move that passed the checks */
+void
+say_room(void)
+{
+	char		b1[32],
+				b2[32],
+				b3[32];
+
+	if (M.size_bytes < 0)
+		return;
+	if (M.to_free >= 0)
+		say("shard %d takes %s on the --from server; the copy needs about %s on the --to server, which has %s "
+			"free (--to-free)", M.shard, fmt_bytes(b1, sizeof(b1), (double) M.size_bytes),
+			fmt_bytes(b2, sizeof(b2), (double) M.room_needed), fmt_bytes(b3, sizeof(b3), (double) M.to_free));
+	else
+		say("shard %d takes %s on the --from server; the copy needs about %s on the --to server (not checked: "
+			"give --to-free)", M.shard, fmt_bytes(b1, sizeof(b1), (double) M.size_bytes),
+			fmt_bytes(b2, sizeof(b2), (double) M.room_needed));
+}
+
 static int
 preflight(void)
 {
@@ -335,6 +418,7 @@ preflight(void)
 		free(found);
 	}
 	PQclear(res);
+	problems += check_room();
 	return problems + check_owner_code();
 }
 

@@ -69,6 +69,15 @@
 #define REPORT_REACH_S	3		/* reaching a server to report its state */
 #define SLOT_DROP_WAIT_S 15		/* stopping the senders of the move's slots */
 
+/*
+ * The room a copy needs on the target, by estimate: the shard's size on the
+ * source (tables with their TOAST and indexes, sequences) plus this margin,
+ * plus as much again for the WAL the copy writes, at most the target's
+ * max_wal_size (checkpoints recycle the rest).
+ */
+#define ROOM_MARGIN_PERCENT 20
+#define MAX_SIZE_ARG	(1024.0 * 1024 * 1024 * 1024 * 1024)	/* 1 PB */
+
 /* naps between two looks, in milliseconds */
 #define RETRY_NAP_MS	200		/* after a failed query or a lock timeout */
 #define POLL_NAP_MS		100		/* waiting for the sync, the clock, slots */
@@ -203,6 +212,7 @@ typedef struct Move
 	int			timeout;
 	long long	max_lag;		/* --max-lag: bytes behind at the freeze */
 	int			max_lag_s;		/* --max-lag-seconds: seconds behind */
+	long long	to_free;		/* --to-free: bytes free on the target, or -1 */
 	Server		from;
 	Server		to;
 
@@ -217,6 +227,8 @@ typedef struct Move
 	Seq		   *seqs;
 	int			nseqs;
 	long long	rows_total;
+	long long	size_bytes;		/* on the source, or -1 when not read */
+	long long	room_needed;	/* on the target, by estimate, or -1 */
 
 	/* the move */
 	char	   *move_id;
@@ -326,6 +338,8 @@ extern void check_new_move(void);
 extern bool load_unfinished(void);
 extern void describe_unfinished(void);
 extern bool moved_away_pending(void);
+extern int	check_event_triggers(Server *s, const char *what);
+extern void say_room(void);
 
 /* copy.c */
 typedef struct CopyProgress

@@ -69,6 +69,8 @@ usage(void)
 	printf("  --max-lag=SIZE      online: freeze the --from server only once the --to server\n"
 		   "                      is at most this far behind (bytes, kB, MB, GB; default 16MB)\n");
 	printf("  --max-lag-seconds=S online: ... and at most this many seconds behind (default 2)\n");
+	printf("  --to-free=SIZE      the free space on the --to server's disk (PostgreSQL cannot\n"
+		   "                      report it): refuse up front when the shard needs more\n");
 	printf("  --resume            finish an interrupted move from the phase its journal records\n");
 	printf("  --abort             undo an interrupted move\n");
 	printf("  --json              print a JSON summary on standard output\n");
@@ -92,6 +94,33 @@ usage_error(const char *fmt,...)
 	exit(EXIT_USAGE);
 }
 
+/* a size: bytes, or with kB, MB, GB or TB; -1 when malformed */
+static long long
+parse_size(const char *arg)
+{
+	const char *units[] = {"kB", "MB", "GB", "TB"};
+	char	   *end;
+	double		v;
+	int			i;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || v < 0)
+		return -1;
+	if (*end)
+	{
+		for (i = 0; i < 4 && strcmp(end, units[i]) != 0; i++)
+			;
+		if (i == 4)
+			return -1;
+		for (; i >= 0; i--)
+			v *= 1024;
+	}
+	if (v > MAX_SIZE_ARG)
+		return -1;
+	return (long long) v;
+}
+
 static void
 parse_args(int argc, char **argv)
 {
@@ -105,6 +134,7 @@ parse_args(int argc, char **argv)
 		{"timeout", required_argument, NULL, 'T'},
 		{"max-lag", required_argument, NULL, 'L'},
 		{"max-lag-seconds", required_argument, NULL, 'S'},
+		{"to-free", required_argument, NULL, 'F'},
 		{"resume", no_argument, NULL, 'r'},
 		{"abort", no_argument, NULL, 'a'},
 		{"json", no_argument, NULL, 'j'},
@@ -118,6 +148,9 @@ parse_args(int argc, char **argv)
 	M.timeout = DEFAULT_TIMEOUT_S;
 	M.max_lag = DEFAULT_MAX_LAG;
 	M.max_lag_s = DEFAULT_MAX_LAG_S;
+	M.to_free = -1;
+	M.size_bytes = -1;
+	M.room_needed = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", options, NULL)) != -1)
 	{
@@ -154,24 +187,12 @@ parse_args(int argc, char **argv)
 				}
 				break;
 			case 'L':
-				{
-					char	   *end;
-					double		v;
-
-					errno = 0;
-					v = strtod(optarg, &end);
-					if (strcmp(end, "kB") == 0)
-						v *= 1024;
-					else if (strcmp(end, "MB") == 0)
-						v *= 1024 * 1024;
-					else if (strcmp(end, "GB") == 0)
-						v *= 1024.0 * 1024 * 1024;
-					else if (*end)
-						end = NULL;
-					if (errno || end == NULL || end == optarg || v < 0 || v > 1024.0 * 1024 * 1024 * 1024)
-						usage_error("--max-lag must be a size in bytes, kB, MB or GB, not \"%s\"", optarg);
-					M.max_lag = (long long) v;
-				}
+				if ((M.max_lag = parse_size(optarg)) < 0)
+					usage_error("--max-lag must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
+				break;
+			case 'F':
+				if ((M.to_free = parse_size(optarg)) < 0)
+					usage_error("--to-free must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
 				break;
 			case 'S':
 				{
@@ -393,6 +414,14 @@ run_drop_source(void)
 	else if (atoi(v) != 0)
 		refuse("%s tables of schema \"%s\" on the --from server take writes: it is not the frozen copy "
 			   "this move left, so it is kept", v, M.schema);
+	/* the DROP fires the --from server's event triggers, as the superuser */
+	if (check_event_triggers(&M.from, "the DROP SCHEMA of --drop-source") > 0)
+	{
+		detail_msg("shardid-move runs no code of other roles with a superuser's rights.");
+		hint_msg("Disable these event triggers for the drop (ALTER EVENT TRIGGER ... DISABLE), or have a "
+				 "superuser own the functions they call; then run --drop-source again.");
+		refuse("schema \"%s\" was not dropped on the --from server", M.schema);
+	}
 	if (!M.yes)
 	{
 		char		answer[16] = "";
@@ -506,6 +535,7 @@ main(int argc, char **argv)
 		say("moving shard %d (schema \"%s\": %s, %s) %s", M.shard, M.schema,
 			count_of(M.ntables, "table", "tables"), count_of(M.nseqs, "sequence", "sequences"),
 			M.online ? "online, with logical replication" : "offline");
+		say_room();
 		run_move();
 	}
 	if (M.drop_source)

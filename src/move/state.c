@@ -167,8 +167,12 @@ json_summary(int code)
 		printf(", \"rows\": %lld}", M.tables[i].rows);
 		rows += M.tables[i].rows;
 	}
-	printf("], \"rows\": %lld, \"sequences\": %d, \"seconds\": %.3f, \"error\": ",
-		   rows, M.nseqs, now_seconds() - M.t0);
+	printf("], \"rows\": %lld, \"sequences\": %d, \"size_bytes\": ", rows, M.nseqs);
+	if (M.size_bytes >= 0)
+		printf("%lld, \"room_needed_bytes\": %lld", M.size_bytes, M.room_needed);
+	else
+		printf("null, \"room_needed_bytes\": null");
+	printf(", \"seconds\": %.3f, \"error\": ", now_seconds() - M.t0);
 	json_string(stdout, M.error_text);
 	printf("}\n");
 	fflush(stdout);
