@@ -422,6 +422,32 @@ preflight(void)
 	return problems + check_owner_code();
 }
 
+/*
+ * Citus places the tables of its tenant schemas (and of any schema with
+ * distributed tables) on its workers and moves them itself; a copy made
+ * behind its back would leave its metadata pointing at the old placement.
+ */
+static void
+check_not_citus(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v, "SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_partition')::text", 0))
+		refuse("could not query the %s server: %s", s->option, db_error());
+	if (v == NULL)
+		return;
+	if (!get_value(s, &v,
+				   "SELECT pg_catalog.string_agg(c.relname::pg_catalog.text, ', ') FROM pg_catalog.pg_dist_partition p "
+				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
+				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema))
+		refuse("could not query the %s server: %s", s->option, db_error());
+	if (v != NULL)
+		refuse("schema \"%s\" holds Citus tables on the %s server (%s): Citus places and moves them; "
+			   "run SELECT citus_schema_move('%s', '<worker host>', <worker port>); on the coordinator instead; "
+			   "nothing was changed", M.schema, s->option, v, M.schema);
+}
+
 /* a new move: everything is checked before anything changes */
 void
 check_new_move(void)
@@ -439,6 +465,8 @@ check_new_move(void)
 		refuse("could not read the shard registry of the --from server: %s", db_error());
 	if (M.schema == NULL)
 		refuse("shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", M.shard);
+	check_not_citus(&M.from);
+	check_not_citus(&M.to);
 
 	if (!get_value(&M.to, &v, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
 				   1, M.shard_s))

@@ -11,7 +11,8 @@
 # sharding on makes distributed tenant schemas that every node routes to;
 # citus_distribute_shard() turns a shard made with schema-based sharding
 # off into a tenant schema (and refuses, saying why, one that
-# create_local_shards() made with it on, whose tables Citus left local).
+# create_local_shards() made with it on, whose tables Citus left local);
+# shardid-move refuses a tenant schema and names citus_schema_move.
 . "$(dirname "$0")/lib.bash"
 
 citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
@@ -124,6 +125,13 @@ for port in "$COORD" "$W1" "$W2"; do
 	got=$(at "$port" -c "INSERT INTO shard_0012.t (v) VALUES (2) RETURNING shardid.id_shard(id)")
 	expect "$got" = 12 "insert into the distributed shard through port $port"
 done
+# shardid-move leaves tenant schemas to citus_schema_move
+out=$("$PG_BIN/shardid-move" --shard=20 --from="host=$SHARDID_TMP port=$COORD user=postgres dbname=app" \
+	--to="host=$SHARDID_TMP port=$W1 user=postgres dbname=app" 2>&1)
+status=$?
+expect "$status" = 1 "shardid-move of a Citus tenant schema exits 1"
+expect "$(grep -c 'schema "shard_0020" holds Citus tables on the --from server (t): Citus places and moves them; run SELECT citus_schema_move(.shard_0020., .<worker host>., <worker port>); on the coordinator instead; nothing was changed' <<<"$out")" = 1 \
+	"shardid-move's refusal of a Citus tenant schema (got: $out)"
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_schema WHERE schemaid = 'shard_0012'::regnamespace")" = 1 \
 	"shard_0012 is a tenant schema"
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0012.t'::regclass")" = 1 \
