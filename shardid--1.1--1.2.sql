@@ -923,6 +923,7 @@ RETURNS TABLE (table_name name, id_column name)
 AS $$
 DECLARE
     d record;
+    owner_names text;
 BEGIN
     IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL THEN
         RAISE EXCEPTION 'Citus is not installed in this database'
@@ -931,6 +932,23 @@ BEGIN
     IF pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name)) IS NULL THEN
         RAISE EXCEPTION 'schema "%" does not exist', schema_name
             USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    -- distributing copies the rows into the shard tables (index
+    -- expressions, constraints): of trusted owners only
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(o.owner)::text), ', ')
+    INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_catalog.pg_namespace nsp
+          WHERE nsp.nspname OPERATOR(pg_catalog.=) citus_distribute_shard.schema_name
+          UNION ALL
+          SELECT c.relowner FROM pg_catalog.pg_class c
+          WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid
+            AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])) o
+    WHERE NOT shardid.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" or its tables belong to role %', schema_name, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Distributing a schema copies its rows into Citus shard tables, which runs expressions of its tables (index expressions, constraints) with your privileges.',
+                  HINT = 'Run it as the owner of the schema and its tables.';
     END IF;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_schema ds
                    WHERE ds.schemaid OPERATOR(pg_catalog.=)

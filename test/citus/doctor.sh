@@ -125,6 +125,13 @@ for port in "$COORD" "$W1" "$W2"; do
 	got=$(at "$port" -c "INSERT INTO shard_0012.t (v) VALUES (2) RETURNING shardid.id_shard(id)")
 	expect "$got" = 12 "insert into the distributed shard through port $port"
 done
+# citus_distribute_shard() runs no other role's code: a table of another
+# role in the schema is refused
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" -c "CREATE SCHEMA shard_0030" \
+	-c "CREATE TABLE shard_0030.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(30), v int)" \
+	-c "ALTER TABLE shard_0030.t OWNER TO plain2" >/dev/null || fail "shard_0030"
+expect "$(at "$COORD" -c "SELECT * FROM shardid.citus_distribute_shard('shard_0030', 30)" 2>&1 | head -1)" = \
+	'ERROR:  schema "shard_0030" or its tables belong to role plain2' "citus_distribute_shard of another role's table"
 # shardid-move leaves tenant schemas to citus_schema_move
 out=$("$PG_BIN/shardid-move" --shard=20 --from="host=$SHARDID_TMP port=$COORD user=postgres dbname=app" \
 	--to="host=$SHARDID_TMP port=$W1 user=postgres dbname=app" 2>&1)
