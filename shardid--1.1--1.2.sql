@@ -656,15 +656,20 @@ BEGIN
         RETURN NEXT;
     END LOOP;
 
-    -- rows that carry another shard than their table's DEFAULT: each table
-    -- that holds rows once, the partitions of a partitioned table (attached
-    -- ones have no DEFAULT of their own) with the DEFAULT of the table
-    -- above them, wherever they live
+    -- rows that carry another shard than their table's DEFAULT (or its
+    -- set_id() trigger): each table that holds rows once, the partitions of
+    -- a partitioned table (attached ones have no DEFAULT of their own) with
+    -- the DEFAULT of the table above them, wherever they live
     IF scan_rows THEN
         FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
                      SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
                      FROM shardid.id_defaults d
                      WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+                     UNION ALL
+                     -- tables whose ids the set_id() trigger makes
+                     SELECT t.table_oid, t.id_column, t.shard, 0
+                     FROM shardid.citus_tenants t
+                     WHERE t.shard BETWEEN 0 AND max_shard
                      UNION ALL
                      SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
                      FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid

@@ -63,7 +63,8 @@ SELECT shardid.unregister_shard(7);
 DROP SCHEMA c7bis CASCADE;
 SELECT shardid.shard_schema(7);
 
--- Citus is not here: create_shards() makes plain schemas, doctor() adds nothing
+-- Citus is not here: create_shards() makes plain schemas; doctor() reads the
+-- rows of set_id() tables too (c7.u holds a row of shard 9)
 CREATE SCHEMA c_template;
 CREATE TABLE c_template.t (id bigint PRIMARY KEY, v int);
 SET citus.enable_schema_based_sharding = on;
