@@ -38,14 +38,15 @@ static char *shardid_epoch_string = NULL;
  */
 
 /*
- * Special words of the date/time parser, all refused: "now", "today",
- * "tomorrow" and "yesterday" mean a moment relative to the current time,
- * "infinity" none at all, and "epoch" (1970-01-01) and "allballs"
- * (00:00:00) are fixed moments that are easily confused with the setting's
- * own meaning; an epoch is written as a timestamp or as milliseconds.
+ * Whether value holds one of the special words of the date/time parser,
+ * which the epoch refuses, relative or not: "now", "today", "tomorrow" and
+ * "yesterday" mean a moment relative to the current time, "infinity" none
+ * at all, and "epoch" (1970-01-01) and "allballs" (00:00:00) are fixed
+ * moments that are easily confused with the setting's own meaning; an
+ * epoch is written as a timestamp or as milliseconds.
  */
 static bool
-has_relative_word(const char *value)
+has_special_word(const char *value)
 {
 	static const char *const words[] = {
 		"now", "today", "tomorrow", "yesterday", "allballs", "epoch",
@@ -138,7 +139,7 @@ check_epoch(char **newval, void **extra, GucSource source)
 		unix_ms = strtoi64(value, &end, 10);
 		ok = (errno == 0 && *end == '\0');
 	}
-	else if (!has_relative_word(value))
+	else if (!has_special_word(value))
 		ok = parse_epoch_timestamp(value, &unix_ms);
 
 	if (ok && (unix_ms < 0 || unix_ms > SHARDID_EPOCH_MAX_MS))

@@ -221,7 +221,7 @@ prepare(void)
 	uint32		generation = pg_atomic_read_u32(&shared->mark.generation);
 
 	shardid_refuse_in_recovery();
-	shardid_mark_attach(&shared->mark);
+	shardid_mark_name_tranche(&shared->mark);
 	if (pg_atomic_read_u32(&shared->seeded) == 0)
 		seed();
 	/* a clock outside the epoch's range says more than a changed epoch */
