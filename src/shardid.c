@@ -2,8 +2,8 @@
  *
  * shardid.c
  *	  SQL-callable functions of shardid: 64-bit, time-sortable ids for
- *	  schema-per-shard databases, their decoders, the range helpers and
- *	  info(); and _PG_init().
+ *	  schema-per-shard databases, the layout (max_shard()) and its decoders,
+ *	  the range helpers and info(); and _PG_init().
  *
  * next_id() stamps the wall clock into an id.  With shared state (shared.c)
  * ids of a shard are unique across all sessions of the server and stay
@@ -239,9 +239,21 @@ shardid_make_id(PG_FUNCTION_ARGS)
 }
 
 /* ---------------------------------------------------------------------
- * Decoders
+ * The layout and its decoders
  * ---------------------------------------------------------------------
  */
+
+/*
+ * max_shard(): the largest shard number of the layout, so that SQL code
+ * takes the limit from the same constant as the C code.
+ */
+PG_FUNCTION_INFO_V1(shardid_max_shard);
+Datum
+shardid_max_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SHARDID_MAX_SHARD);
+}
+
 PG_FUNCTION_INFO_V1(shardid_id_millis);
 Datum
 shardid_id_millis(PG_FUNCTION_ARGS)
