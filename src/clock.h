@@ -43,14 +43,6 @@ shardid_timestamptz_to_unix_ms(TimestampTz ts)
 	return shardid_floor_div(ts, 1000) + SHARDID_UNIX_TO_PG_EPOCH_MS;
 }
 
-/* counters of how stamping went, for shardid.info() */
-typedef struct ShardidCounters
-{
-	uint64		clock_waits;	/* calls that waited for the clock */
-	uint64		clock_behind_calls; /* ids stamped while the clock was behind */
-	uint64		max_step_back_ms;	/* largest step back of the clock seen */
-} ShardidCounters;
-
 extern const char *shardid_format_unix_ms(int64 unix_ms);
 extern int64 shardid_clock_ms(void);
 extern void shardid_wait_for_clock(int64 unix_ms);

@@ -34,13 +34,6 @@
 
 PG_MODULE_MAGIC;
 
-/*
- * This backend checked, in session mode, that it may stamp (not in
- * recovery, the epoch is the remembered one) under this generation of the
- * epoch setting; 0: not yet.
- */
-static uint32 session_ready = 0;
-
 void		_PG_init(void);
 
 /* ---------------------------------------------------------------------
@@ -85,7 +78,11 @@ check_millis(int64 millis)
  * ---------------------------------------------------------------------
  */
 
-/* the id for shard and seq (strict mode: seq is not used), checked */
+/*
+ * The id for shard and seq (strict mode: seq is not used), checked.  The
+ * caller has attached the shared state.  Each mode checks, beside its
+ * state, that this backend may stamp (session.c, shared.c).
+ */
 static int64
 stamp_id(int32 shard, int64 seq)
 {
@@ -95,18 +92,7 @@ stamp_id(int32 shard, int64 seq)
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
 		stamp = shardid_strict_stamp(shard);
 	else
-	{
-		if (unlikely(session_ready != shardid_epoch_generation))
-		{
-			shardid_refuse_in_recovery();
-			shardid_check_moment(shardid_clock_ms(), shardid_epoch_ms,
-								 "current time", false);
-			shardid_check_epoch();
-			session_ready = shardid_epoch_generation;
-		}
-		stamp = SHARDID_STATE(shardid_session_stamp(shard, seq),
-							  (uint64) seq & SHARDID_SEQ_MASK);
-	}
+		stamp = shardid_session_stamp(shard, seq);
 
 	/* a clock that stepped back can leave the id's time ahead of the clock */
 	ms = SHARDID_STATE_MS(stamp);
@@ -124,6 +110,7 @@ shardid_next_id(PG_FUNCTION_ARGS)
 
 	check_shard(shard);
 	check_seq(seq);
+	shardid_shared_attach();
 	PG_RETURN_INT64(stamp_id(shard, seq));
 }
 
@@ -134,6 +121,7 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 
 	check_shard(shard);
+	shardid_shared_attach();
 	if (shardid_shared_kind() == SHARDID_SHARED_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -184,6 +172,7 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 					 errmsg("number of ids %d is out of range", n),
 					 errdetail("shardid.next_ids() makes 1 to %d ids in one call.",
 							   SHARDID_NEXT_IDS_MAX)));
+		shardid_shared_attach();
 		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -355,7 +344,7 @@ Datum
 shardid_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
-	ShardidSharedKind kind = shardid_shared_kind();
+	ShardidSharedKind kind;
 	ShardidCounters counters;
 	int64		seeded_ms = -1;
 	int64		writes = 0;
@@ -367,6 +356,8 @@ shardid_info(PG_FUNCTION_ARGS)
 	bool		nulls[17];
 	int			i = 0;
 
+	shardid_shared_attach();
+	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
 	if (kind == SHARDID_SHARED_NONE)
 		shardid_session_counters(&counters);
@@ -425,7 +416,7 @@ PG_FUNCTION_INFO_V1(shardid_adopt_epoch_sql);
 Datum
 shardid_adopt_epoch_sql(PG_FUNCTION_ARGS)
 {
-	(void) shardid_shared_kind();
+	shardid_shared_attach();
 	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_adopt_epoch(shardid_shared_mark())));
 }
 
@@ -451,6 +442,7 @@ shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
 				 errdetail("Only superusers may raise the durable high-water mark of the server's ids.")));
 	unix_ms = range_millis(PG_GETARG_TIMESTAMPTZ(0)) + shardid_epoch_ms;
 	shardid_refuse_in_recovery();
+	shardid_shared_attach();
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
 		high = shardid_strict_raise_high_water(unix_ms);
 	else
@@ -499,7 +491,7 @@ Datum
 shardid_mark_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
-	ShardidSharedKind kind = shardid_shared_kind();
+	ShardidSharedKind kind;
 	int64		high_water = 0;
 	int64		ids_epoch = 0;
 	bool		high_water_known;
@@ -511,6 +503,8 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 	bool		nulls[11];
 	int			i = 0;
 
+	shardid_shared_attach();
+	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
 	shardid_mark_report(&high_water, &high_water_known, &ids_epoch, &ids_epoch_known);
 	shardid_mark_origins(&high_water_origin, &epoch_origin);
