@@ -27,8 +27,19 @@
 
 #define SHARDID_DEFAULT_EPOCH "2026-01-01 00:00:00+00"
 
+/*
+ * shardid.max_lead_ms, the range the README documents: by default a shard
+ * may borrow one second of id time ahead of the clock, at most a minute (an
+ * id's time is at most that later than the moment it was made, and a stored
+ * id is followed at most that far ahead, shared.c); 0: no borrowing, a full
+ * millisecond waits for the clock.
+ */
+#define SHARDID_MAX_LEAD_MS_DEFAULT	1000
+#define SHARDID_MAX_LEAD_MS_MIN		0
+#define SHARDID_MAX_LEAD_MS_MAX		60000
+
 int64		shardid_epoch_ms;
-int			shardid_max_lead_ms = 1000;
+int			shardid_max_lead_ms = SHARDID_MAX_LEAD_MS_DEFAULT;
 uint32		shardid_epoch_generation = 0;
 static char *shardid_epoch_string = NULL;
 
@@ -109,7 +120,7 @@ parse_epoch_timestamp(const char *value, int64 *unix_ms)
 		return false;
 	if (tm2timestamp(&tm, fsec, &tz, &result) != 0)
 		return false;
-	if (result % 1000 != 0)
+	if (result % SHARDID_USECS_PER_MS != 0)
 	{
 		GUC_check_errdetail("shardid.epoch must be a whole number of milliseconds.");
 		return false;
@@ -192,9 +203,9 @@ shardid_define_settings(void)
 							"milliseconds ahead of the clock up to this lead; past it, callers wait for "
 							"the clock. Used only in strict mode.",
 							&shardid_max_lead_ms,
-							1000,
-							0,
-							60000,
+							SHARDID_MAX_LEAD_MS_DEFAULT,
+							SHARDID_MAX_LEAD_MS_MIN,
+							SHARDID_MAX_LEAD_MS_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL,
