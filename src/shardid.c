@@ -73,6 +73,21 @@ check_millis(int64 millis)
 						   SHARDID_MILLIS_LIMIT - 1)));
 }
 
+/*
+ * Without a sequence (next_id(shard), next_ids()) the seq field comes from
+ * the shard's counter in the shared state, which the caller has attached.
+ */
+static inline void
+check_shard_counters(void)
+{
+	if (unlikely(shardid_shared_kind() == SHARDID_SHARED_NONE))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
+				 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
+				 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+}
+
 /* ---------------------------------------------------------------------
  * Stamping
  * ---------------------------------------------------------------------
@@ -122,12 +137,7 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 
 	check_shard(shard);
 	shardid_shared_attach();
-	if (shardid_shared_kind() == SHARDID_SHARED_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
-				 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
-				 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+	check_shard_counters();
 	PG_RETURN_INT64(stamp_id(shard, -1));
 }
 
@@ -173,12 +183,7 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 					 errdetail("shardid.next_ids() makes 1 to %d ids in one call.",
 							   SHARDID_NEXT_IDS_MAX)));
 		shardid_shared_attach();
-		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
-					 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
-					 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+		check_shard_counters();
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(NextIdsState));
