@@ -27,8 +27,6 @@
  * the owner of an install of the trusted 1.0 or 1.1 could drop it with
  * CASCADE, and with it every object of other roles that uses its functions.
  *
- * Also max_shard(), the shard limit for SQL code.
- *
  * src/catalog.c
  *
  *-------------------------------------------------------------------------
@@ -211,17 +209,6 @@ shardid_take_extension(PG_FUNCTION_ARGS)
 				 errmsg("only the install and update scripts of shardid may take it over")));
 	shardid_alter_object_owner(ExtensionRelationId, extoid, GetUserId());
 	PG_RETURN_VOID();
-}
-
-/*
- * max_shard(): the largest shard number of the layout, so that SQL code
- * takes the limit from the same constant as the C code.
- */
-PG_FUNCTION_INFO_V1(shardid_max_shard);
-Datum
-shardid_max_shard(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(SHARDID_MAX_SHARD);
 }
 
 /*

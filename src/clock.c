@@ -18,6 +18,19 @@
 #include "clock.h"
 
 /*
+ * Room for a moment as text: "YYYY-MM-DD HH:MM:SS.mmm+00" is 26 characters,
+ * and a timestamp's year can have up to 6 digits and a sign.
+ */
+#define MOMENT_TEXT_SIZE	64
+
+/*
+ * A wait for the clock sleeps, but for its last millisecond, which it spins
+ * on: a sleep may overrun, and a stamp waiting for the next millisecond
+ * should lose no part of it.
+ */
+#define WAIT_SPIN_MS		1
+
+/*
  * A moment as "YYYY-MM-DD HH:MM:SS.mmm+00", independent of the session's
  * DateStyle and TimeZone, so that messages read the same in every log.
  */
@@ -26,14 +39,15 @@ shardid_format_unix_ms(int64 unix_ms)
 {
 	struct pg_tm tm;
 	fsec_t		fsec;
-	char	   *buf = palloc(64);
+	char	   *buf = palloc(MOMENT_TEXT_SIZE);
 
 	if (timestamp2tm(shardid_unix_ms_to_timestamptz(unix_ms), NULL, &tm, &fsec,
 					 NULL, NULL) != 0)
 		return "(out of range)";
-	snprintf(buf, 64, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00",
+	snprintf(buf, MOMENT_TEXT_SIZE, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00",
 			 tm.tm_year, tm.tm_mon, tm.tm_mday,
-			 tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+			 tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (int) (fsec / SHARDID_USECS_PER_MS));
 	return buf;
 }
 
@@ -58,8 +72,8 @@ shardid_wait_for_clock(int64 unix_ms)
 	while (now < unix_ms && now >= start)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (unix_ms - now > 1)
-			pg_usleep((unix_ms - now - 1) * 1000L);
+		if (unix_ms - now > WAIT_SPIN_MS)
+			pg_usleep((unix_ms - now - WAIT_SPIN_MS) * SHARDID_USECS_PER_MS);
 		now = shardid_clock_ms();
 	}
 }

@@ -18,9 +18,13 @@
 
 #include "shardid_core.h"
 
+/* ids count milliseconds; PostgreSQL's timestamps and sleeps, microseconds */
+#define SHARDID_MS_PER_SEC		1000
+#define SHARDID_USECS_PER_MS	1000
+
 /* PostgreSQL timestamps count microseconds from 2000-01-01 */
 #define SHARDID_UNIX_TO_PG_EPOCH_MS \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * SHARDID_MS_PER_SEC)
 
 /* floor division, for times before 1970 or 2000 */
 static inline int64
@@ -34,22 +38,14 @@ shardid_floor_div(int64 a, int64 b)
 static inline TimestampTz
 shardid_unix_ms_to_timestamptz(int64 unix_ms)
 {
-	return (unix_ms - SHARDID_UNIX_TO_PG_EPOCH_MS) * 1000;
+	return (unix_ms - SHARDID_UNIX_TO_PG_EPOCH_MS) * SHARDID_USECS_PER_MS;
 }
 
 static inline int64
 shardid_timestamptz_to_unix_ms(TimestampTz ts)
 {
-	return shardid_floor_div(ts, 1000) + SHARDID_UNIX_TO_PG_EPOCH_MS;
+	return shardid_floor_div(ts, SHARDID_USECS_PER_MS) + SHARDID_UNIX_TO_PG_EPOCH_MS;
 }
-
-/* counters of how stamping went, for shardid.info() */
-typedef struct ShardidCounters
-{
-	uint64		clock_waits;	/* calls that waited for the clock */
-	uint64		clock_behind_calls; /* ids stamped while the clock was behind */
-	uint64		max_step_back_ms;	/* largest step back of the clock seen */
-} ShardidCounters;
 
 extern const char *shardid_format_unix_ms(int64 unix_ms);
 extern int64 shardid_clock_ms(void);

@@ -15,15 +15,13 @@
 #include "utils/datetime.h"
 #include "utils/guc.h"
 
+/*
+ * 15 is the oldest version supported, so what it added is used without a
+ * test: shmem_request_hook (shared.c), MarkGUCPrefixReserved() (settings.c).
+ */
 #if PG_VERSION_NUM < 150000
 #error "shardid requires PostgreSQL 15 or later"
 #endif
-
-/*
- * Shared memory is requested from shmem_request_hook, which PG 15 added
- * (always there now that 15 is the oldest version supported).
- */
-#define SHARDID_HAVE_SHMEM_REQUEST_HOOK 1
 
 /*
  * PG 17 added the dynamic shared memory registry, which gives an extension

@@ -79,9 +79,9 @@ shardid_mark_init(ShardidMark *mark)
 	LWLockInitialize(&mark->lock, mark->tranche_id);
 }
 
-/* name the lock's tranche in this backend, for wait events */
+/* name the mark lock's tranche in this backend, for wait events */
 void
-shardid_mark_attach(ShardidMark *mark)
+shardid_mark_name_tranche(ShardidMark *mark)
 {
 	if (!tranche_registered)
 	{

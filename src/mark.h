@@ -33,7 +33,7 @@ typedef struct ShardidMark
 } ShardidMark;
 
 extern void shardid_mark_init(ShardidMark *mark);
-extern void shardid_mark_attach(ShardidMark *mark);
+extern void shardid_mark_name_tranche(ShardidMark *mark);
 extern void shardid_mark_check_slots(void);
 extern void shardid_refuse_in_recovery(void);
 extern int64 shardid_mark_durable(void);

@@ -7,7 +7,10 @@
  * One window per shard, allocated on first use in a memory context of its
  * own, so that pg_backend_memory_contexts shows its size.  The guard never
  * stamps ahead of the clock: when all 1024 values of the seq field are taken
- * in the current millisecond it waits for the next one.
+ * in the current millisecond it waits for the next one.  Before its first
+ * stamp, and after the epoch setting changed, a backend checks that it may
+ * stamp at all: not during recovery, not under another epoch than the one
+ * the server's ids were made with (mark.c).
  *
  * src/session.c
  *
@@ -18,6 +21,7 @@
 #include "utils/memutils.h"
 
 #include "clock.h"
+#include "mark.h"
 #include "session.h"
 #include "settings.h"
 
@@ -25,12 +29,34 @@ static MemoryContext session_context = NULL;
 static ShardidWindow **session_windows = NULL;
 static ShardidCounters session_counters;
 
-/* stamp seq for shard; returns the id's millisecond, Unix based */
-int64
+/*
+ * This backend checked that it may stamp (not in recovery, the epoch is the
+ * remembered one) under this generation of the epoch setting; 0: not yet.
+ */
+static uint32 ready_settings = 0;
+
+/* what a backend checks before its first stamp, and after a change */
+static pg_noinline void
+prepare(void)
+{
+	shardid_refuse_in_recovery();
+	shardid_check_moment(shardid_clock_ms(), shardid_epoch_ms,
+						 "current time", false);
+	shardid_check_epoch();
+	ready_settings = shardid_epoch_generation;
+}
+
+/*
+ * Stamp seq for shard.  Returns the stamp, SHARDID_STATE(unix ms, seq
+ * field), as shardid_strict_stamp() does.
+ */
+uint64
 shardid_session_stamp(int32 shard, int64 seq)
 {
 	ShardidWindow *w;
 
+	if (unlikely(ready_settings != shardid_epoch_generation))
+		prepare();
 	if (unlikely(session_windows == NULL))
 	{
 		session_context = AllocSetContextCreate(TopMemoryContext,
@@ -63,7 +89,7 @@ shardid_session_stamp(int32 shard, int64 seq)
 		}
 		ms = shardid_window_stamp(w, now, seq);
 		if (likely(ms != SHARDID_MUST_WAIT))
-			return ms;
+			return SHARDID_STATE(ms, (uint64) seq & SHARDID_SEQ_MASK);
 		/* all 1024 seq values of this millisecond are taken */
 		session_counters.clock_waits++;
 		shardid_wait_for_clock(now + 1);

@@ -27,8 +27,19 @@
 
 #define SHARDID_DEFAULT_EPOCH "2026-01-01 00:00:00+00"
 
+/*
+ * shardid.max_lead_ms, the range the README documents: by default a shard
+ * may borrow one second of id time ahead of the clock, at most a minute (an
+ * id's time is at most that later than the moment it was made, and a stored
+ * id is followed at most that far ahead, shared.c); 0: no borrowing, a full
+ * millisecond waits for the clock.
+ */
+#define SHARDID_MAX_LEAD_MS_DEFAULT	1000
+#define SHARDID_MAX_LEAD_MS_MIN		0
+#define SHARDID_MAX_LEAD_MS_MAX		60000
+
 int64		shardid_epoch_ms;
-int			shardid_max_lead_ms = 1000;
+int			shardid_max_lead_ms = SHARDID_MAX_LEAD_MS_DEFAULT;
 uint32		shardid_epoch_generation = 0;
 static char *shardid_epoch_string = NULL;
 
@@ -38,14 +49,15 @@ static char *shardid_epoch_string = NULL;
  */
 
 /*
- * Special words of the date/time parser, all refused: "now", "today",
- * "tomorrow" and "yesterday" mean a moment relative to the current time,
- * "infinity" none at all, and "epoch" (1970-01-01) and "allballs"
- * (00:00:00) are fixed moments that are easily confused with the setting's
- * own meaning; an epoch is written as a timestamp or as milliseconds.
+ * Whether value holds one of the special words of the date/time parser,
+ * which the epoch refuses, relative or not: "now", "today", "tomorrow" and
+ * "yesterday" mean a moment relative to the current time, "infinity" none
+ * at all, and "epoch" (1970-01-01) and "allballs" (00:00:00) are fixed
+ * moments that are easily confused with the setting's own meaning; an
+ * epoch is written as a timestamp or as milliseconds.
  */
 static bool
-has_relative_word(const char *value)
+has_special_word(const char *value)
 {
 	static const char *const words[] = {
 		"now", "today", "tomorrow", "yesterday", "allballs", "epoch",
@@ -108,7 +120,7 @@ parse_epoch_timestamp(const char *value, int64 *unix_ms)
 		return false;
 	if (tm2timestamp(&tm, fsec, &tz, &result) != 0)
 		return false;
-	if (result % 1000 != 0)
+	if (result % SHARDID_USECS_PER_MS != 0)
 	{
 		GUC_check_errdetail("shardid.epoch must be a whole number of milliseconds.");
 		return false;
@@ -138,7 +150,7 @@ check_epoch(char **newval, void **extra, GucSource source)
 		unix_ms = strtoi64(value, &end, 10);
 		ok = (errno == 0 && *end == '\0');
 	}
-	else if (!has_relative_word(value))
+	else if (!has_special_word(value))
 		ok = parse_epoch_timestamp(value, &unix_ms);
 
 	if (ok && (unix_ms < 0 || unix_ms > SHARDID_EPOCH_MAX_MS))
@@ -191,9 +203,9 @@ shardid_define_settings(void)
 							"milliseconds ahead of the clock up to this lead; past it, callers wait for "
 							"the clock. Used only in strict mode.",
 							&shardid_max_lead_ms,
-							1000,
-							0,
-							60000,
+							SHARDID_MAX_LEAD_MS_DEFAULT,
+							SHARDID_MAX_LEAD_MS_MIN,
+							SHARDID_MAX_LEAD_MS_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL,

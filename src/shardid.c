@@ -2,8 +2,8 @@
  *
  * shardid.c
  *	  SQL-callable functions of shardid: 64-bit, time-sortable ids for
- *	  schema-per-shard databases, their decoders, the range helpers and
- *	  info(); and _PG_init().
+ *	  schema-per-shard databases, the layout (max_shard()) and its decoders,
+ *	  the range helpers and info(); and _PG_init().
  *
  * next_id() stamps the wall clock into an id.  With shared state (shared.c)
  * ids of a shard are unique across all sessions of the server and stay
@@ -33,13 +33,6 @@
 #include "stored.h"
 
 PG_MODULE_MAGIC;
-
-/*
- * This backend checked, in session mode, that it may stamp (not in
- * recovery, the epoch is the remembered one) under this generation of the
- * epoch setting; 0: not yet.
- */
-static uint32 session_ready = 0;
 
 void		_PG_init(void);
 
@@ -80,12 +73,31 @@ check_millis(int64 millis)
 						   SHARDID_MILLIS_LIMIT - 1)));
 }
 
+/*
+ * Without a sequence (next_id(shard), next_ids()) the seq field comes from
+ * the shard's counter in the shared state, which the caller has attached.
+ */
+static inline void
+check_shard_counters(void)
+{
+	if (unlikely(shardid_shared_kind() == SHARDID_SHARED_NONE))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
+				 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
+				 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+}
+
 /* ---------------------------------------------------------------------
  * Stamping
  * ---------------------------------------------------------------------
  */
 
-/* the id for shard and seq (strict mode: seq is not used), checked */
+/*
+ * The id for shard and seq (strict mode: seq is not used), checked.  The
+ * caller has attached the shared state.  Each mode checks, beside its
+ * state, that this backend may stamp (session.c, shared.c).
+ */
 static int64
 stamp_id(int32 shard, int64 seq)
 {
@@ -95,18 +107,7 @@ stamp_id(int32 shard, int64 seq)
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
 		stamp = shardid_strict_stamp(shard);
 	else
-	{
-		if (unlikely(session_ready != shardid_epoch_generation))
-		{
-			shardid_refuse_in_recovery();
-			shardid_check_moment(shardid_clock_ms(), shardid_epoch_ms,
-								 "current time", false);
-			shardid_check_epoch();
-			session_ready = shardid_epoch_generation;
-		}
-		stamp = SHARDID_STATE(shardid_session_stamp(shard, seq),
-							  (uint64) seq & SHARDID_SEQ_MASK);
-	}
+		stamp = shardid_session_stamp(shard, seq);
 
 	/* a clock that stepped back can leave the id's time ahead of the clock */
 	ms = SHARDID_STATE_MS(stamp);
@@ -124,6 +125,7 @@ shardid_next_id(PG_FUNCTION_ARGS)
 
 	check_shard(shard);
 	check_seq(seq);
+	shardid_shared_attach();
 	PG_RETURN_INT64(stamp_id(shard, seq));
 }
 
@@ -134,12 +136,8 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 
 	check_shard(shard);
-	if (shardid_shared_kind() == SHARDID_SHARED_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
-				 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
-				 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+	shardid_shared_attach();
+	check_shard_counters();
 	PG_RETURN_INT64(stamp_id(shard, -1));
 }
 
@@ -184,12 +182,8 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 					 errmsg("number of ids %d is out of range", n),
 					 errdetail("shardid.next_ids() makes 1 to %d ids in one call.",
 							   SHARDID_NEXT_IDS_MAX)));
-		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("shardid.next_id(shard) needs shardid in shared_preload_libraries"),
-					 errdetail("Without a sequence, the seq field comes from a counter in shared memory, which this server has not set up."),
-					 errhint("Add shardid to shared_preload_libraries and restart the server, or call shardid.next_id(shard, nextval(sequence)).")));
+		shardid_shared_attach();
+		check_shard_counters();
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(NextIdsState));
@@ -239,9 +233,21 @@ shardid_make_id(PG_FUNCTION_ARGS)
 }
 
 /* ---------------------------------------------------------------------
- * Decoders
+ * The layout and its decoders
  * ---------------------------------------------------------------------
  */
+
+/*
+ * max_shard(): the largest shard number of the layout, so that SQL code
+ * takes the limit from the same constant as the C code.
+ */
+PG_FUNCTION_INFO_V1(shardid_max_shard);
+Datum
+shardid_max_shard(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(SHARDID_MAX_SHARD);
+}
+
 PG_FUNCTION_INFO_V1(shardid_id_millis);
 Datum
 shardid_id_millis(PG_FUNCTION_ARGS)
@@ -343,7 +349,7 @@ Datum
 shardid_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
-	ShardidSharedKind kind = shardid_shared_kind();
+	ShardidSharedKind kind;
 	ShardidCounters counters;
 	int64		seeded_ms = -1;
 	int64		writes = 0;
@@ -355,6 +361,8 @@ shardid_info(PG_FUNCTION_ARGS)
 	bool		nulls[17];
 	int			i = 0;
 
+	shardid_shared_attach();
+	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
 	if (kind == SHARDID_SHARED_NONE)
 		shardid_session_counters(&counters);
@@ -413,7 +421,7 @@ PG_FUNCTION_INFO_V1(shardid_adopt_epoch_sql);
 Datum
 shardid_adopt_epoch_sql(PG_FUNCTION_ARGS)
 {
-	(void) shardid_shared_kind();
+	shardid_shared_attach();
 	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_adopt_epoch(shardid_shared_mark())));
 }
 
@@ -439,6 +447,7 @@ shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
 				 errdetail("Only superusers may raise the durable high-water mark of the server's ids.")));
 	unix_ms = range_millis(PG_GETARG_TIMESTAMPTZ(0)) + shardid_epoch_ms;
 	shardid_refuse_in_recovery();
+	shardid_shared_attach();
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
 		high = shardid_strict_raise_high_water(unix_ms);
 	else
@@ -487,7 +496,7 @@ Datum
 shardid_mark_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc = result_tupdesc(fcinfo);
-	ShardidSharedKind kind = shardid_shared_kind();
+	ShardidSharedKind kind;
 	int64		high_water = 0;
 	int64		ids_epoch = 0;
 	bool		high_water_known;
@@ -499,6 +508,8 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 	bool		nulls[11];
 	int			i = 0;
 
+	shardid_shared_attach();
+	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
 	shardid_mark_report(&high_water, &high_water_known, &ids_epoch, &ids_epoch_known);
 	shardid_mark_origins(&high_water_origin, &epoch_origin);

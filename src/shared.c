@@ -153,11 +153,14 @@ shardid_shmem_init(void)
 }
 
 /*
- * Which shared state this backend stamps with.  Without preloading, PG 17
- * and later attach to (or create) a segment in the DSM registry.
+ * Attach this backend to the shared state, if it has not yet: without
+ * preloading, PG 17 and later attach to (or create) a segment in the DSM
+ * registry; preloaded, the state was attached at server start.  Every SQL
+ * function that stamps or reports on stamping calls this first; once
+ * attached, it costs one test.
  */
-ShardidSharedKind
-shardid_shared_kind(void)
+void
+shardid_shared_attach(void)
 {
 #ifdef SHARDID_HAVE_DSM_REGISTRY
 	if (unlikely(shared == NULL) && IsUnderPostmaster)
@@ -169,6 +172,15 @@ shardid_shared_kind(void)
 		shared_kind = SHARDID_SHARED_DSM;
 	}
 #endif
+}
+
+/*
+ * Which shared state this backend stamps with: SHARDID_SHARED_NONE until
+ * shardid_shared_attach() attached one.
+ */
+ShardidSharedKind
+shardid_shared_kind(void)
+{
 	return shared_kind;
 }
 
@@ -221,7 +233,7 @@ prepare(void)
 	uint32		generation = pg_atomic_read_u32(&shared->mark.generation);
 
 	shardid_refuse_in_recovery();
-	shardid_mark_attach(&shared->mark);
+	shardid_mark_name_tranche(&shared->mark);
 	if (pg_atomic_read_u32(&shared->seeded) == 0)
 		seed();
 	/* a clock outside the epoch's range says more than a changed epoch */

@@ -10,8 +10,8 @@
 #ifndef SHARDID_SHARED_H
 #define SHARDID_SHARED_H
 
-#include "clock.h"
 #include "mark.h"
+#include "session.h"
 
 typedef enum ShardidSharedKind
 {
@@ -21,6 +21,7 @@ typedef enum ShardidSharedKind
 } ShardidSharedKind;
 
 extern void shardid_shmem_init(void);
+extern void shardid_shared_attach(void);
 extern ShardidSharedKind shardid_shared_kind(void);
 extern ShardidMark *shardid_shared_mark(void);
 extern Size shardid_shmem_size(void);
