@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test/citus/attacks.sh: what a role that is no superuser, owning a tenant
+# schema of its own on a Citus cluster, must not get from shardid:
+#  * shard_schema()/id_schema() answering its schema for a shard it names in
+#    a set_id() trigger on its own table (set_id() is EXECUTE to PUBLIC), on
+#    the coordinator (a shard not registered) or on a worker (which has no
+#    registry), nor a shard of the cluster losing its answer because a
+#    second schema claims it;
+#  * a superuser running its code: citus_doctor() (and doctor(), which
+#    includes it) sends a command to every placement through Citus's
+#    run_command_on_placements(), which passes the command through format()
+#    again with the shard table's name, so a '%' in a trigger's id column
+#    argument spliced the name of the role's table (which may hold a quote)
+#    into the SQL run on the worker as the superuser.
+# Each attack is refused (exit 0) or works (exit 1).
+. "$(dirname "$0")/lib.bash"
+
+citus_start || { fail "the Citus cluster did not start"; finish; }
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE SCHEMA app_template" \
+	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" \
+	-c "RESET citus.enable_schema_based_sharding" \
+	-c "SET client_min_messages = warning" \
+	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[20])" \
+	-c "CREATE ROLE att LOGIN" \
+	-c "CREATE SCHEMA att_s AUTHORIZATION att" >/dev/null || { fail "setup"; finish; }
+# att [PORT] SQL...: as the role (on the coordinator by default)
+att() {
+	local p=$COORD
+	case $1 in [0-9]*) p=$1; shift ;; esac
+	PGHOST=$SHARDID_TMP PGPORT=$p PGUSER=att PGDATABASE=app q "$@"
+}
+
+# routing: the role's table claims shard 40 (not registered) and shard 20
+# (tenant schema shard_0020)
+att -c "CREATE TABLE att_s.r (id bigint PRIMARY KEY, v int)" \
+	-c "CREATE TRIGGER claim BEFORE INSERT ON att_s.r FOR EACH ROW EXECUTE FUNCTION shardid.set_id('40', 'id')" \
+	-c "CREATE TABLE att_s.r2 (id bigint PRIMARY KEY, v int)" \
+	-c "CREATE TRIGGER claim BEFORE INSERT ON att_s.r2 FOR EACH ROW EXECUTE FUNCTION shardid.set_id('20', 'id')" >/dev/null ||
+	echo "note: the role could not create its claims (refused)"
+for port in "$COORD" "$W1" "$W2"; do
+	expect "$(at "$port" -c "SELECT coalesce(shardid.shard_schema(40), 'none') || ' ' || coalesce(shardid.id_schema(shardid.make_id(1000, 40, 0)), 'none')")" = \
+		"none none" "a role's set_id() trigger does not route shard 40 to its schema on port $port"
+	expect "$(at "$port" -c "SELECT coalesce(shardid.shard_schema(20), 'none')")" = \
+		"shard_0020" "a role's set_id() trigger does not take shard 20's answer away on port $port"
+done
+expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_doctor() WHERE problem = 'shard claimed by several schemas'")" = 0 \
+	"doctor does not take the role's claim for a tenant schema"
+
+# the superuser's code: a table whose name closes the literal Citus's
+# format() builds, and a trigger whose id column argument is %1$s
+proof=$SHARDID_TMP/pwned
+att -c "CREATE FUNCTION att_s.evil() RETURNS text LANGUAGE plpgsql AS \$f\$
+	BEGIN
+	    IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+	        EXECUTE format('COPY (SELECT current_user) TO %L', '$proof-' || current_setting('port'));
+	    END IF;
+	    RETURN '';
+	END \$f\$" >/dev/null || fail "the role's function"
+for port in "$W1" "$W2"; do
+	[ "$(at "$port" -c "SELECT count(*) FROM pg_proc WHERE proname = 'evil'")" = 1 ] ||
+		echo "note: att_s.evil() did not reach port $port"
+done
+att -c "CREATE TABLE att_s.\"'||att_s.evil()||'\" (id bigint PRIMARY KEY, v int)" \
+	-c "CREATE TRIGGER claim BEFORE INSERT ON att_s.\"'||att_s.evil()||'\" FOR EACH ROW EXECUTE FUNCTION shardid.set_id('41', '%1\$s')" >/dev/null ||
+	echo "note: the role could not create its planted table (refused)"
+at "$COORD" -c "SELECT count(*) FROM shardid.doctor()" >/dev/null
+at "$COORD" -c "SELECT count(*) FROM shardid.citus_doctor()" >/dev/null
+expect "$(ls "$proof"-* 2>/dev/null | wc -l)" = 0 "doctor() runs no code of the role as the superuser on a worker"
+
+# a trusted tenant table whose id column is named with a '%': doctor checks it
+at "$COORD" -c "CREATE SCHEMA tenant_9" \
+	-c "CREATE TABLE tenant_9.p (\"i%d\" bigint PRIMARY KEY, v int)" \
+	-c "SELECT shardid.citus_use_trigger('tenant_9.p', 9, 'i%d')" \
+	-c "INSERT INTO tenant_9.p (v) VALUES (1)" >/dev/null || fail "tenant_9"
+expect "$(at "$COORD" -F'|' -c "SELECT problem, object FROM shardid.citus_doctor() WHERE object LIKE 'tenant_9%'")" = "" \
+	"doctor of a table whose id column has a % in its name"
+finish
