@@ -872,6 +872,10 @@ REVOKE ALL ON FUNCTION citus_use_trigger(regclass, integer, name) FROM PUBLIC;
 -- from the triggers, which Citus keeps on every node that has its metadata
 -- (the coordinator, the workers' shell tables and the shard tables): the
 -- shard <-> tenant mapping without a per-node copy that can drift.
+-- set_id() is EXECUTE to PUBLIC, so any role may put it on a table of its
+-- own, naming any shard: only the tables of a role that may write the registry
+-- (superusers, the database's owner, the roles granted INSERT on it) claim
+-- a shard, as only such a role may register one.
 CREATE VIEW citus_tenants AS
 SELECT n.nspname AS schema_name,
        c.relname AS table_name,
@@ -884,12 +888,13 @@ JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000') AS args) a
 WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
   AND t.tgnargs OPERATOR(pg_catalog.=) 2
-  AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$';
+  AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$'
+  AND pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT');
 
 GRANT SELECT ON citus_tenants TO PUBLIC;
 
 COMMENT ON VIEW citus_tenants IS
-'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number; answers on every node that has Citus metadata';
+'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number, of owners that may write the shard registry; answers on every node that has Citus metadata';
 
 -- Routing answers on every node: the registry is filled on the node that
 -- ran create_shards() (on Citus, the coordinator); a worker finds a shard's
@@ -1086,12 +1091,17 @@ BEGIN
         fix := 'Give every tenant schema a shard of its own: run shardid.citus_use_trigger(<table>, <shard>) with another shard for each table of all schemas but one.';
         RETURN NEXT;
     END LOOP;
+    -- run_command_on_placements() passes the command through format()
+    -- again, with the shard table's name: every '%' but its placeholders
+    -- (%1$L, the name as a literal) is doubled
     FOR t IN SELECT c.table_oid, c.shard, c.id_column FROM shardid.citus_tenants c
              JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) c.table_oid
              ORDER BY c.schema_name, c.table_name LOOP
         FOR r IN SELECT * FROM pg_catalog.run_command_on_placements(t.table_oid::pg_catalog.regclass,
-                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %L, %s)',
-                                      'shardid.set_id()', ' ', t.id_column, t.shard)) LOOP
+                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
+                                      'shardid.set_id()', ' ',
+                                      pg_catalog.replace(pg_catalog.quote_literal(t.id_column), '%', '%%'),
+                                      t.shard)) LOOP
             node := pg_catalog.format('%s:%s', r.nodename, r.nodeport);
             object := pg_catalog.format('%s (shard table %s)', t.table_oid::pg_catalog.regclass, r.shardid);
             IF NOT r.success THEN
