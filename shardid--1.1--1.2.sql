@@ -1030,6 +1030,31 @@ BEGIN
                   DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
                   HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
     END IF;
+    -- a table added to an existing tenant schema from here would stay
+    -- local (Citus distributes only the tables of a CREATE TABLE statement
+    -- of its own), and citus_distribute_shard() would refuse the schema
+    SELECT n.nspname AS schema_name, c.relname AS table_name INTO g
+    FROM pg_catalog.unnest(shards) s(shard)
+    JOIN pg_catalog.pg_namespace n
+      ON n.nspname OPERATOR(pg_catalog.=)
+         (prefix OPERATOR(pg_catalog.||) pg_catalog.lpad(s.shard::text,
+              GREATEST(digits, pg_catalog.length(s.shard::text)), '0'))::name
+    JOIN pg_catalog.pg_dist_schema ds ON ds.schemaid OPERATOR(pg_catalog.=) n.oid
+    JOIN pg_catalog.pg_class c
+      ON c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::oid
+     AND c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relispartition
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class e
+                      WHERE e.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND e.relname OPERATOR(pg_catalog.=) c.relname)
+    ORDER BY 1, 2 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
+                                           g.schema_name, g.table_name, template, g.table_name,
+                                           pg_catalog.format('%I.%I', g.schema_name, g.table_name));
+    END IF;
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
     RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
                                                           id_column, false);

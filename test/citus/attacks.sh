@@ -75,4 +75,18 @@ at "$COORD" -c "CREATE SCHEMA tenant_9" \
 	-c "INSERT INTO tenant_9.p (v) VALUES (1)" >/dev/null || fail "tenant_9"
 expect "$(at "$COORD" -F'|' -c "SELECT problem, object FROM shardid.citus_doctor() WHERE object LIKE 'tenant_9%'")" = "" \
 	"doctor of a table whose id column has a % in its name"
+# create_shards() again after a table was added to the template: a shard
+# that is already a tenant schema is refused before anything is made, with
+# a hint that works (the shard's other tables are left alone)
+at "$COORD" -c "CREATE TABLE app_template.u (id bigint PRIMARY KEY, w int)" >/dev/null
+expect "$(at "$COORD" -c "SELECT * FROM shardid.create_shards('app_template', ARRAY[20, 21])" 2>&1 | grep -E '^(ERROR|HINT)')" = \
+	'ERROR:  schema "shard_0020" is a Citus tenant schema: create_shards() cannot add table "u" to it
+HINT:  Run CREATE TABLE shard_0020.u (LIKE app_template.u INCLUDING ALL); then SELECT shardid.citus_use_trigger('"'shard_0020.u'"', <shard>);' \
+	"create_shards adding a table to a tenant schema"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0021'")" = 0 "create_shards made nothing"
+at "$COORD" -c "CREATE TABLE shard_0020.u (LIKE app_template.u INCLUDING ALL)" \
+	-c "SELECT shardid.citus_use_trigger('shard_0020.u', 20)" >/dev/null || fail "the hint's statements"
+expect "$(at "$W1" -c "INSERT INTO shard_0020.u (w) VALUES (1) RETURNING shardid.id_shard(id)")" = 20 "shard_0020.u made as the hint says"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0020.u'::regclass")" = 1 \
+	"shard_0020.u is a tenant table"
 finish
