@@ -877,6 +877,10 @@ REVOKE ALL ON FUNCTION citus_use_trigger(regclass, integer, name) FROM PUBLIC;
 -- from the triggers, which Citus keeps on every node that has its metadata
 -- (the coordinator, the workers' shell tables and the shard tables): the
 -- shard <-> tenant mapping without a per-node copy that can drift.
+-- set_id() is EXECUTE to PUBLIC, so any role may put it on a table of its
+-- own, naming any shard: only the tables of a role that may write the registry
+-- (superusers, the database's owner, the roles granted INSERT on it) claim
+-- a shard, as only such a role may register one.
 CREATE VIEW citus_tenants AS
 SELECT n.nspname AS schema_name,
        c.relname AS table_name,
@@ -889,12 +893,13 @@ JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000') AS args) a
 WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
   AND t.tgnargs OPERATOR(pg_catalog.=) 2
-  AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$';
+  AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$'
+  AND pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT');
 
 GRANT SELECT ON citus_tenants TO PUBLIC;
 
 COMMENT ON VIEW citus_tenants IS
-'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number; answers on every node that has Citus metadata';
+'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number, of owners that may write the shard registry; answers on every node that has Citus metadata';
 
 -- Routing answers on every node: the registry is filled on the node that
 -- ran create_shards() (on Citus, the coordinator); a worker finds a shard's
@@ -1030,6 +1035,31 @@ BEGIN
                   DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
                   HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
     END IF;
+    -- a table added to an existing tenant schema from here would stay
+    -- local (Citus distributes only the tables of a CREATE TABLE statement
+    -- of its own), and citus_distribute_shard() would refuse the schema
+    SELECT n.nspname AS schema_name, c.relname AS table_name INTO g
+    FROM pg_catalog.unnest(shards) s(shard)
+    JOIN pg_catalog.pg_namespace n
+      ON n.nspname OPERATOR(pg_catalog.=)
+         (prefix OPERATOR(pg_catalog.||) pg_catalog.lpad(s.shard::text,
+              GREATEST(digits, pg_catalog.length(s.shard::text)), '0'))::name
+    JOIN pg_catalog.pg_dist_schema ds ON ds.schemaid OPERATOR(pg_catalog.=) n.oid
+    JOIN pg_catalog.pg_class c
+      ON c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::oid
+     AND c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relispartition
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class e
+                      WHERE e.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND e.relname OPERATOR(pg_catalog.=) c.relname)
+    ORDER BY 1, 2 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
+                                           g.schema_name, g.table_name, template, g.table_name,
+                                           pg_catalog.format('%I.%I', g.schema_name, g.table_name));
+    END IF;
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
     RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
                                                           id_column, false);
@@ -1091,12 +1121,17 @@ BEGIN
         fix := 'Give every tenant schema a shard of its own: run shardid.citus_use_trigger(<table>, <shard>) with another shard for each table of all schemas but one.';
         RETURN NEXT;
     END LOOP;
+    -- run_command_on_placements() passes the command through format()
+    -- again, with the shard table's name: every '%' but its placeholders
+    -- (%1$L, the name as a literal) is doubled
     FOR t IN SELECT c.table_oid, c.shard, c.id_column FROM shardid.citus_tenants c
              JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) c.table_oid
              ORDER BY c.schema_name, c.table_name LOOP
         FOR r IN SELECT * FROM pg_catalog.run_command_on_placements(t.table_oid::pg_catalog.regclass,
-                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %L, %s)',
-                                      'shardid.set_id()', ' ', t.id_column, t.shard)) LOOP
+                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
+                                      'shardid.set_id()', ' ',
+                                      pg_catalog.replace(pg_catalog.quote_literal(t.id_column), '%', '%%'),
+                                      t.shard)) LOOP
             node := pg_catalog.format('%s:%s', r.nodename, r.nodeport);
             object := pg_catalog.format('%s (shard table %s)', t.table_oid::pg_catalog.regclass, r.shardid);
             IF NOT r.success THEN

@@ -62,6 +62,17 @@ SELECT shardid.shard_schema(7);
 SELECT shardid.unregister_shard(7);
 DROP SCHEMA c7bis CASCADE;
 SELECT shardid.shard_schema(7);
+-- set_id() is PUBLIC: a role that may not register shards claims none with
+-- a trigger on a table of its own
+CREATE ROLE c_claimer;
+CREATE SCHEMA c_claim AUTHORIZATION c_claimer;
+SET ROLE c_claimer;
+CREATE TABLE c_claim.t (id bigint, v int);
+CREATE TRIGGER claim BEFORE INSERT ON c_claim.t FOR EACH ROW EXECUTE FUNCTION shardid.set_id(8, 'id');
+RESET ROLE;
+SELECT shardid.shard_schema(8), shardid.id_schema(shardid.make_id(1000, 8, 1)), count(*) FROM shardid.citus_tenants WHERE shard = 8;
+DROP SCHEMA c_claim CASCADE;
+DROP ROLE c_claimer;
 
 -- Citus is not here: create_shards() makes plain schemas; doctor() reads the
 -- rows of set_id() tables too (c7.u holds a row of shard 9)

@@ -20,28 +20,13 @@
 #      an event trigger of a role that is no superuser any more; disabled,
 #      the drop goes through;
 #   4. back to a with --to-free exactly the estimate: the move runs.
-cd "$(dirname "$0")/../.." || exit 1
-SHARDID_TMP=""		# its own directory and servers, removed at exit
-. test/lib_script.sh
-
-move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
-[ -x "$move" ] || move=src/move/shardid-move
-base=$((SHARDID_PORT_BASE + 100))
-a=$base
-b=$((base + 1))
-chmod 777 "$SHARDID_TMP"
+. "$(dirname "$0")/lib.bash"
 marker="$SHARDID_TMP/paused"
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
-for i in 0 1; do
-	# no autovacuum: the sizes the test reads stay those the move reads
-	cluster_init "s$i" $((base + i)) "shardid.epoch = '2026-01-01 00:00:00+00'" "autovacuum = off" || exit 1
-	cluster_start "s$i" || exit 1
-done
-conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
-on() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"; }
+# no autovacuum: the sizes the test reads stay those the move reads
+move_servers 100 2 "autovacuum = off" || exit 1
 for p in $a $b; do
-	"$PG_BIN/psql" -X -q -d "host=$SHARDID_TMP port=$p user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
 	on "$p" >/dev/null <<'SQL' || exit 1
 CREATE EXTENSION shardid;
 CREATE ROLE mallory;

@@ -20,28 +20,12 @@
 #   3. the planted objects again, an online move back: PostgreSQL 16+
 #      applies as the table owner, so it runs; on 15 it is refused.
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
-cd "$(dirname "$0")/../.." || exit 1
-SHARDID_TMP=""		# its own directory and servers, removed at exit
-. test/lib_script.sh
-
-move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
-[ -x "$move" ] || move=src/move/shardid-move
-base=$((SHARDID_PORT_BASE + 40))
-a=$base
-b=$((base + 1))
-chmod 777 "$SHARDID_TMP"
-for i in 0 1; do
-	cluster_init "s$i" $((base + i)) "wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10" \
-		"shardid.epoch = '2026-01-01 00:00:00+00'" || exit 1
-	cluster_start "s$i" || exit 1
-done
-conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
-on() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"; }
+. "$(dirname "$0")/lib.bash"
+move_servers 40 2 "${LOGICAL[@]}" || exit 1
 as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 # both servers: the extension, mallory, her counter and her payload
 for p in $a $b; do
-	"$PG_BIN/psql" -X -q -d "host=$SHARDID_TMP port=$p user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
 	on "$p" >/dev/null <<'SQL' || exit 1
 CREATE EXTENSION shardid;
 CREATE ROLE mallory LOGIN;

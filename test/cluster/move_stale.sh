@@ -14,26 +14,9 @@
 #      online move b -> c still copies (its names are its own) and ends;
 #   4. the refusal on b names where the shard went; --json lists every
 #      table of the text, partitioned parents too.
-cd "$(dirname "$0")/../.." || exit 1
-SHARDID_TMP=""		# its own directory and servers, removed at exit
-. test/lib_script.sh
-
-move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
-[ -x "$move" ] || move=src/move/shardid-move
-base=$((SHARDID_PORT_BASE + 80))
-a=$base
-b=$((base + 1))
-c=$((base + 2))
-chmod 777 "$SHARDID_TMP"
-for i in 0 1 2; do
-	cluster_init "s$i" $((base + i)) "wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10" \
-		"wal_retrieve_retry_interval = '100ms'" "shardid.epoch = '2026-01-01 00:00:00+00'" || exit 1
-	cluster_start "s$i" || exit 1
-done
-conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
-on() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"; }
+. "$(dirname "$0")/lib.bash"
+move_servers 80 3 "${LOGICAL[@]}" "wal_retrieve_retry_interval = '100ms'" || exit 1
 for p in $a $b $c; do
-	"$PG_BIN/psql" -X -q -d "host=$SHARDID_TMP port=$p user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
 	on "$p" -c "CREATE EXTENSION shardid" || exit 1
 done
 on "$b" >/dev/null <<'SQL' || exit 1

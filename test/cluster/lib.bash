@@ -1,0 +1,44 @@
+# test/cluster/lib.bash: servers for the shardid-move scripts of test/cluster.
+# Source it from such a script; it is not a test itself.
+#
+# It gives the script its own directory and servers (test/lib_script.sh:
+# run as the postgres OS user, stopped at exit even on failure), $move (the
+# shardid-move to run: $SHARDID_MOVE, else the installed one, else the
+# checkout's), conn PORT and on PORT psql-args... for database app, and
+# move_servers.
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+SHARDID_TMP=""		# its own directory and servers, removed at exit
+. test/lib_script.sh
+
+move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
+[ -x "$move" ] || move=src/move/shardid-move
+chmod 777 "$SHARDID_TMP"
+
+# what an online move needs of both servers
+LOGICAL=("wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10")
+
+conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
+on() {
+	local p=$1
+	shift
+	"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"
+}
+
+# move_servers OFFSET COUNT [postgresql.conf lines...]: COUNT servers s0,
+# s1, ... on ports SHARDID_PORT_BASE + OFFSET and up (each script its own
+# OFFSET), with the same shardid.epoch and a database app (shardid not yet
+# created); sets $a, $b and $c to the first three ports
+move_servers() {
+	local offset=$1 count=$2 i
+	shift 2
+	base=$((SHARDID_PORT_BASE + offset))
+	for ((i = 0; i < count; i++)); do
+		cluster_init "s$i" $((base + i)) "shardid.epoch = '2026-01-01 00:00:00+00'" "$@" || return 1
+		cluster_start "s$i" || return 1
+		"$PG_BIN/psql" -X -q -d "host=$SHARDID_TMP port=$((base + i)) user=postgres dbname=postgres" \
+			-c "CREATE DATABASE app" || return 1
+	done
+	a=$base
+	b=$((base + 1))
+	c=$((base + 2))
+}
