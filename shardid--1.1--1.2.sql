@@ -864,6 +864,15 @@ BEGIN
     EXECUTE pg_catalog.format(
         'CREATE TRIGGER shardid_set_id BEFORE INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION shardid.set_id(%s, %L)',
         sch, rel, shard, id_column);
+    IF NOT pg_catalog.has_table_privilege((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab),
+                                          'shardid.shard_registry'::pg_catalog.regclass, 'INSERT') THEN
+        RAISE WARNING 'table % belongs to role %, which may not register shards', tab,
+                      (SELECT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)::text)
+                       FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab)
+            USING DETAIL = 'Its ids are made by the trigger, but shardid.citus_tenants, routing on the workers (shard_schema(), id_schema()) and the doctor leave it out: a role could otherwise claim any shard with a trigger of its own.',
+                  HINT = pg_catalog.format('Let the role register shards (GRANT INSERT, DELETE ON shardid.shard_registry TO %I; on every node), or give the table to one that may.',
+                                           (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab));
+    END IF;
 END
 $$ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp;
@@ -1109,6 +1118,23 @@ BEGIN
                                     t.shard);
         fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
                                  pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
+        RETURN NEXT;
+    END LOOP;
+    -- triggers that citus_tenants leaves out: the table's owner may not
+    -- register shards
+    FOR t IN SELECT c.oid::pg_catalog.regclass::text AS tab, pg_catalog.pg_get_userbyid(c.relowner) AS owner
+             FROM pg_catalog.pg_trigger g
+             JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.tgrelid
+             WHERE g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
+               AND NOT pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT')
+             ORDER BY 1 LOOP
+        problem := 'tenant table of a role that may not register shards';
+        object := t.tab;
+        node := NULL;
+        detail := pg_catalog.format('Role %s owns this table with a set_id() trigger; routing on the workers and these checks leave it out.',
+                                    pg_catalog.quote_ident(t.owner));
+        fix := pg_catalog.format('GRANT INSERT, DELETE ON shardid.shard_registry TO %I; on every node, or give the table to a role that may register shards.',
+                                 t.owner);
         RETURN NEXT;
     END LOOP;
     FOR t IN SELECT c.shard, pg_catalog.string_agg(DISTINCT c.schema_name::text, ', ') AS schemas

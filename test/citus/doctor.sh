@@ -143,4 +143,22 @@ expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_schema WHERE schemaid = '
 	"shard_0012 is a tenant schema"
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0012.t'::regclass")" = 1 \
 	"shard_0012.t is a Citus table"
+
+# a tenant table of a role that may not register shards: its trigger makes
+# ids but claims no shard; citus_use_trigger() warns, citus_doctor() says so
+got=$(at "$COORD" -c "CREATE TABLE tenant_8.p (id bigint PRIMARY KEY, v int)" -c "ALTER TABLE tenant_8.p OWNER TO plain2" \
+	-c "SELECT shardid.citus_use_trigger('tenant_8.p', 8)" 2>&1 >/dev/null | head -1)
+expect "$got" = "WARNING:  table tenant_8.p belongs to role plain2, which may not register shards" "citus_use_trigger's warning"
+expect "$(at "$COORD" -F'|' -c "SELECT problem, object, fix FROM shardid.citus_doctor() WHERE problem LIKE 'tenant table%'")" = \
+	"tenant table of a role that may not register shards|tenant_8.p|GRANT INSERT, DELETE ON shardid.shard_registry TO plain2; on every node, or give the table to a role that may register shards." \
+	"citus_doctor on a tenant table of a role that may not register shards"
+# the fix it names: then the table counts on every node
+for port in "$COORD" "$W1" "$W2"; do
+	at "$port" -c "GRANT INSERT, DELETE ON shardid.shard_registry TO plain2" >/dev/null || fail "GRANT on port $port"
+done
+expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_doctor() WHERE problem LIKE 'tenant table%'")" = 0 "citus_doctor after the GRANT"
+for port in "$COORD" "$W1" "$W2"; do
+	expect "$(at "$port" -c "SELECT count(*) FROM shardid.citus_tenants WHERE schema_name = 'tenant_8' AND table_name = 'p'")" = 1 \
+		"tenant_8.p in citus_tenants on port $port after the GRANT"
+done
 finish
