@@ -23,14 +23,9 @@
 
 a=$((SHARDID_PORT_BASE + 55))
 b=$((a + 1))
-cluster_init a $a "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_init b $b "$strict_conf" "shardid.max_lead_ms = 60000" || exit 1
-cluster_start a || exit 1
-# shellcheck disable=SC2046
-cluster_start b $(faketime_env -3s) || exit 1
-use_cluster $a
+app_server -c -3s b $b "shardid.max_lead_ms = 60000" || exit 1
+app_server a $a "shardid.max_lead_ms = 10000" || exit 1
 for port in $a $b; do
-	q -p $port -c "CREATE DATABASE app" >/dev/null
 	q_at $port -c "CREATE EXTENSION shardid" >/dev/null
 done
 q_at $a <<'SQL' >/dev/null

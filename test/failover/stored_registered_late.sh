@@ -18,10 +18,7 @@
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 70))
-cluster_init late $port "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_start late || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" >/dev/null
+app_server late $port "shardid.max_lead_ms = 10000" || exit 1
 q_at $port <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE FUNCTION ahead(shard int) RETURNS bigint LANGUAGE sql AS $$
