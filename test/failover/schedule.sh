@@ -50,8 +50,9 @@ pick() {
 port_a=$((SHARDID_PORT_BASE + 80))
 port_b=$((port_a + 1))
 port_c=$((port_a + 2))
-# wal_log_hints: pg_rewind needs it (or data checksums)
-conf=("shardid.max_lead_ms = 3000" "wal_sender_timeout = 5s" "wal_log_hints = on")
+# pg_rewind needs wal_log_hints (or data checksums), and the old primary's
+# WAL back to the last checkpoint before the servers diverged (kept)
+conf=("shardid.max_lead_ms = 3000" "wal_sender_timeout = 5s" "wal_log_hints = on" "wal_keep_size = 1GB")
 app_server a $port_a "${conf[@]}" || exit 1
 app_server c $port_c "${conf[@]}" || exit 1
 q_at $port_c -c "CREATE EXTENSION shardid" >/dev/null
