@@ -6,7 +6,8 @@
 #     burst borrowed its ids ahead, the schema dropped at the source,
 #     restored and registered at the target, whose clock is behind or ahead
 #     (libfaketime); a session at the target may have stamped shard 3 before
-#     the data arrived, and goes on after).  Inserts and next_id() calls at
+#     the data arrived and again before it was registered, and goes on
+#     after).  Inserts and next_id() calls at
 #     the target must give ids after every restored id, with no duplicate;
 #   - asynchronous or synchronous replication, the synchronous_commit of
 #     each client session, whether the standby lags (SIGSTOP of its
@@ -110,7 +111,8 @@ shard_tables() {
 # and dropped; the target (c restarted with its clock off; it allows a lead
 # long enough to follow the restored ids, and as the source, a lead that
 # the pair's primary follows) restores and registers it.  A session at the
-# target stamps shard 3 before the data arrives, or not.
+# target stamps shard 3 before the data arrives and again before it is
+# registered, or not.
 move_shard() {
 	local src dst stamped off restored restore ahead
 	if [ $holder = pair ]; then
@@ -128,7 +130,7 @@ move_shard() {
 	pick stamped yes no
 	cluster_stop c fast
 	start c "$off" || { fail "round $round: c did not start"; return 1; }
-	echo "--- round $round: shard 3 moves from $src (clock ${clock[$src]} s) to $dst (clock ${clock[$dst]} s); a session at the target stamped before: $stamped"
+	echo "--- round $round: shard 3 moves from $src (clock ${clock[$src]} s) to $dst (clock ${clock[$dst]} s); a session at the target stamped before the restore and the registration: $stamped"
 	borrow_ahead 3 1000 -p "${port[$src]}" -d app || return 1
 	q_at "${port[$src]}" -c "INSERT INTO s3.t (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" \
 		-c "INSERT INTO s3.u (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" |
@@ -143,8 +145,12 @@ move_shard() {
 \\! PGPORT=${port[$dst]} PGDATABASE=app \"$PG_BIN/psql\" -X -q -At -c \"SELECT shardid.register_shard(3, 's3')\" >/dev/null || echo register failed"
 	{
 		if [ "$stamped" = yes ]; then
+			# before the data arrives, and after it arrived but before its
+			# schema is registered: neither time is the shard's yet
 			echo "SELECT shardid.next_id(3) || ' before';"
-			echo "$restore"
+			echo "${restore%%$'\n'*}"
+			echo "SELECT shardid.next_id(3) || ' before';"
+			echo "${restore#*$'\n'}"
 		else
 			echo "$restore"
 			echo "\\connect"
