@@ -8,6 +8,8 @@
 # 2. the schema registered by another session;
 # 3. the registered schema dropped, and another schema holding the shard's
 #    data renamed to the registered name.
+# The registry's trigger function, registry_changed(), is refused as any
+# other kind of trigger, and to roles other than superusers.
 #
 # Each shard's table holds one id 5 s ahead of the clock (a restore of a
 # shard whose ids borrowed ahead); the session's next insert must get an id
@@ -63,5 +65,17 @@ for shard in 6 7 8; do
 	echo "shard $shard: $rows rows, of them after the stored id: $after"
 	expect "$rows $after" = "2 1" "shard $shard: the id inserted after the change"
 done
+
+# the trigger function is the registry's: refused elsewhere, and not for PUBLIC
+out=$(q_at $port -c "CREATE TABLE other (id bigint)" \
+	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" \
+	-c "INSERT INTO other VALUES (1)" 2>&1)
+echo "registry_changed() as a BEFORE trigger: $out"
+expect "$out" = "ERROR:  shardid.registry_changed() must be an AFTER ... FOR EACH ROW trigger" "registry_changed() as a BEFORE trigger"
+q_at $port -c "CREATE ROLE plain LOGIN" -c "GRANT CREATE ON SCHEMA public TO plain" >/dev/null
+out=$(PGUSER=plain q_at $port -c "CREATE TABLE mine (id bigint)" \
+	-c "CREATE TRIGGER t AFTER INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" 2>&1)
+echo "registry_changed() on a plain role's table: $out"
+expect "$out" = "ERROR:  permission denied for function shardid.registry_changed" "registry_changed() for a plain role"
 cluster_stop late
 finish
