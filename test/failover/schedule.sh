@@ -108,11 +108,15 @@ shard_tables() {
 
 # move_shard: shard 3 moves between the pair's primary and c, as a restore
 # moves it.  The source borrows ahead and writes rows, its schema is dumped
-# and dropped; the target (c restarted with its clock off; it allows a lead
-# long enough to follow the restored ids, and as the source, a lead that
-# the pair's primary follows) restores and registers it.  A session at the
-# target stamps shard 3 before the data arrives and again before it is
-# registered, or not.
+# and dropped; the target restores and registers it.  c is restarted with
+# its clock off: as the target, behind or ahead of the source; as the
+# source, at or behind the primary's clock.  The target allows a lead of
+# 60 s while the shard arrives, so that it follows the restored ids (a
+# stored id is followed up to shardid.max_lead_ms ahead of the clock, and
+# c's ids may run ahead of its clock by what it followed in an earlier
+# move); the primary goes back to 3 s after.  A session at the target
+# stamps shard 3 before the data arrives and again before it is registered,
+# or not.
 move_shard() {
 	local src dst stamped off restored restore ahead
 	if [ $holder = pair ]; then
@@ -120,12 +124,12 @@ move_shard() {
 		pick off -10 -3 0 2
 		cluster_conf c "shardid.max_lead_ms = 60000"
 	else
-		# c's clock at or behind the primary's: c's ids, at most its
-		# max_lead_ms ahead of its clock, are within what the primary follows
 		src=c dst=$primary
 		pick off -3 0 -10
 		off=$((clock[$primary] + off))
 		cluster_conf c "shardid.max_lead_ms = 3000"
+		q_at "${port[$dst]}" -c "ALTER SYSTEM SET shardid.max_lead_ms = 60000" >/dev/null
+		reload_conf -p "${port[$dst]}" -d app || return 1
 	fi
 	pick stamped yes no
 	cluster_stop c fast
@@ -177,7 +181,13 @@ SQL
 	read -r made below dups stored <<<"$(awk -F'|' '{printf "%s ", $2}' "$SHARDID_TMP/move.check")"
 	echo "round $round: shard 3 restored at $dst (newest restored id $restored, $ahead ms ahead of its clock after the inserts): $made new ids, $below not after the newest restored id, $dups duplicates, $stored equal to a restored id"
 	expect "$made $below $dups $stored" = "24000 0 0 0" "round $round: shard 3 moved to $dst (seed $seed)"
-	[ "$dst" = c ] && holder=c || holder=pair
+	if [ "$dst" = c ]; then
+		holder=c
+	else
+		holder=pair
+		q_at "${port[$dst]}" -c "ALTER SYSTEM RESET shardid.max_lead_ms" >/dev/null
+		reload_conf -p "${port[$dst]}" -d app || return 1
+	fi
 }
 # lead_of PORT ID: how far ahead of the server's clock ID is (ms)
 lead_of() {
