@@ -786,6 +786,27 @@ REVOKE EXECUTE ON FUNCTION shardid.stored_newest(integer) FROM PUBLIC;
 COMMENT ON FUNCTION shardid.stored_newest(integer) IS
 'superusers: the newest id of the shard stored in the tables of the schema shard_registry names for it whose id column has a next_id() DEFAULT of the shard, read through a plain btree index on the id column (rows of aborted transactions left out); tables read, and tables skipped (no such index, or locked)';
 
+-- The stored ids are read in the schema the registry names for a shard,
+-- once per backend and again after an invalidation: a write to the registry
+-- (register_shard(), unregister_shard(), any statement, a subscription's
+-- apply: ALWAYS) invalidates the registry's relation cache entry, so that
+-- every backend looks at the shard's stored ids again at its next stamp.
+CREATE FUNCTION shardid.registry_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'shardid_registry_changed'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION shardid.registry_changed() FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid.registry_changed() IS
+'AFTER row trigger on shardid.shard_registry: every backend reads the stored ids of the shards again at its next stamp (strict mode)';
+
+CREATE TRIGGER registry_changed
+    AFTER INSERT OR UPDATE OR DELETE ON shardid.shard_registry
+    FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed();
+
+ALTER TABLE shardid.shard_registry ENABLE ALWAYS TRIGGER registry_changed;
+
 -- =====================================================================
 -- 3. Bulk ids
 -- =====================================================================

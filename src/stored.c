@@ -35,10 +35,13 @@
  * one pass over the DEFAULTs that call next_id().  A relation cache
  * invalidation of a table in the map (altered, indexed, analyzed,
  * vacuumed) makes its shard be looked at again at its next stamp; one of
- * any other relation (a table created or restored) makes the map be built
- * again and every shard be looked at again.  So a restore into a running
- * server is seen by backends that stamped the shard before.  Rows that
- * arrive without any invalidation (logical replication into existing
+ * any other relation (a table created or restored; the registry, which
+ * its trigger registry_changed invalidates at every write) makes the map
+ * be built again and every shard be looked at again, and so does a change
+ * of any schema (created, renamed, dropped: the registry names schemas).
+ * So a restore into a running server, and a schema registered after its
+ * data arrived, are seen by backends that stamped the shard before.  Rows
+ * that arrive without any invalidation (logical replication into existing
  * tables: an online move) are not: the mover raises the mark instead.
  *
  * src/stored.c
@@ -68,6 +71,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "commands/trigger.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
@@ -82,6 +86,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "stored.h"
@@ -132,6 +137,41 @@ invalidate_map(Datum arg, Oid relid)
 		map_valid = false;
 		memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
 	}
+}
+
+/*
+ * A change of a schema (created, renamed, dropped): the schema the registry
+ * names for a shard may be another one now, or exist now.  Look at every
+ * shard again; the map (tables by oid) stays.
+ */
+static void
+invalidate_namespaces(Datum arg, int cacheid, uint32 hashvalue)
+{
+	memset(shardid_stored_checked, 0, sizeof(shardid_stored_checked));
+}
+
+PG_FUNCTION_INFO_V1(shardid_registry_changed);
+
+/*
+ * shardid.registry_changed(): the AFTER row trigger on
+ * shardid.shard_registry.  A row written does not invalidate anything by
+ * itself: invalidate the registry's relation cache entry (sent to every
+ * backend at commit, and seen by this one at its next command), which
+ * makes every backend look at the shards' stored ids again.
+ */
+Datum
+shardid_registry_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("shardid.registry_changed() must be an AFTER ... FOR EACH ROW trigger")));
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
 }
 
 /*
@@ -212,6 +252,8 @@ build_map(void)
 	if (!callback_registered)
 	{
 		CacheRegisterRelcacheCallback(invalidate_map, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, invalidate_namespaces,
+									  (Datum) 0);
 		callback_registered = true;
 	}
 	if (map_context == NULL)

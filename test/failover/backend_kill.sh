@@ -8,10 +8,7 @@
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 46))
-cluster_init kill $port "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_start kill || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" >/dev/null
+app_server kill $port "shardid.max_lead_ms = 10000" || exit 1
 q_at $port <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s4;

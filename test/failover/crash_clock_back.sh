@@ -7,10 +7,7 @@
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 42))
-cluster_init crash $port "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_start crash || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" >/dev/null
+app_server crash $port "shardid.max_lead_ms = 10000" || exit 1
 q_at $port <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s2;

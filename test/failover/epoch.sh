@@ -7,10 +7,7 @@
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 44))
-cluster_init epoch $port "$strict_conf" || exit 1
-cluster_start epoch || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" >/dev/null
+app_server epoch $port || exit 1
 q_at $port <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s3;

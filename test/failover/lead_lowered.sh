@@ -7,23 +7,14 @@
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 60))
-cluster_init lead $port "$strict_conf" "shardid.max_lead_ms = 10000" || exit 1
-cluster_start lead || exit 1
-use_cluster $port
-q -c "CREATE DATABASE app" >/dev/null
+app_server lead $port "shardid.max_lead_ms = 10000" || exit 1
 q_at $port <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s4;
 CREATE TABLE s4.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(4), phase int);
 SQL
-# borrow until the shard is at least 3 s ahead (generous limit)
-for i in $(seq 20); do
-	lead=$(q_at $port -c "SELECT round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000)
-	                      FROM (SELECT shardid.next_id(4) AS id FROM generate_series(1, 5000000)) s")
-	[ "$lead" -ge 3000 ] && break
-done
-echo "shard 4 is $lead ms ahead of the clock"
-expect_ge "$lead" 3000 "lead before lowering shardid.max_lead_ms (ms)"
+# borrow until the shard is at least 3 s ahead (SHARDID_DRIVE_LIMIT)
+borrow_ahead 4 3000 -p $port -d app || finish
 q_at $port -c "ALTER SYSTEM SET shardid.max_lead_ms = 0" -c "SELECT pg_reload_conf()" >/dev/null
 sleep 0.5
 setting=$(q_at $port -c "SHOW shardid.max_lead_ms")

@@ -19,9 +19,7 @@ cluster_start primary || exit 1
 use_cluster $primary
 q -c "CREATE DATABASE app" >/dev/null
 q_at $primary -c "CREATE EXTENSION shardid" -c "SELECT shardid.next_id(1)" -c "CHECKPOINT" >/dev/null || fail "first id"
-as_pg "$PG_BIN/pg_basebackup" -D "$SHARDID_TMP/standby" -R -X stream -c fast -h "$SHARDID_TMP" -p $primary -U postgres ||
-	{ fail "pg_basebackup failed"; finish; }
-cluster_conf standby "port = $standby"
+standby_copy standby $standby $primary || finish
 cluster_conf standby "$setting = 1"
 if cluster_start standby >/dev/null 2>&1; then
 	fail "the standby started with $setting = 1"

@@ -11,10 +11,7 @@
 
 primary=$((SHARDID_PORT_BASE + 40))
 standby=$((primary + 1))
-cluster_init primary $primary "$strict_conf" || exit 1
-cluster_start primary || exit 1
-use_cluster $primary
-q -p $primary -c "CREATE DATABASE app" >/dev/null
+app_server primary $primary || exit 1
 q_at $primary <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s1;
@@ -23,12 +20,7 @@ CREATE TABLE s1.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(1, nextval('s1.
 CREATE TABLE s1.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(1), phase int);
 SQL
 
-as_pg "$PG_BIN/pg_basebackup" -D "$SHARDID_TMP/standby" -R -X stream -c fast -h "$SHARDID_TMP" -p $primary -U postgres ||
-	{ fail "pg_basebackup failed"; finish; }
-cluster_conf standby "port = $standby"
-# shellcheck disable=SC2046
-cluster_start standby $(faketime_env -10s) || { fail "standby did not start"; finish; }
-ready $standby || { fail "standby not ready"; finish; }
+standby_of standby $standby $primary -10s || finish
 
 # on the standby: refused in both forms, decoders work
 for call in "shardid.next_id(1)" "shardid.next_id(1, 5)" "shardid.next_id(1, nextval('s1.t_id_seq'))"; do
@@ -52,9 +44,7 @@ lead_rows=$(q_at $primary -c "SELECT round(extract(epoch FROM shardid.id_time(ma
 echo "primary: newest row $lead_rows ms ahead of its clock"
 
 # the standby replays everything, then the primary crashes
-lsn=$(q_at $primary -c "SELECT pg_current_wal_lsn()")
-replayed() { [ "$(q_at $standby -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ]; }
-wait_until "the standby replaying the primary's rows" replayed
+caught_up $standby $primary
 expect "$(q_at $standby -c "SELECT count(*) FROM s1.t") $(q_at $standby -c "SELECT count(*) FROM s1.u")" = "50000 50000" "rows replayed on the standby"
 cluster_stop primary immediate
 as_pg "$PG_BIN/pg_ctl" -D "$SHARDID_TMP/standby" -w promote >/dev/null || fail "promotion failed"

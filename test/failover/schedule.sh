@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# A randomized, seeded fault schedule.  A primary and a streaming standby;
-# each round picks, from the seed: asynchronous or synchronous replication,
-# the synchronous_commit of each client session, whether the standby lags
-# (SIGSTOP of its walreceiver), clock offsets of both servers (libfaketime,
-# at each start), and the fault: a crash (-m immediate) or a fast stop of
-# the primary, then either a restart of the same server or the promotion of
-# the standby.  Every id returned to a client is recorded, with whether
-# its commit was acknowledged (INSERT ... RETURNING) or it was only handed
-# out (SELECT next_id()), and the session's synchronous_commit.  After the
-# fault the new primary makes 2M ids of each shard, and the invariants of
-# the README ("Failover and restarts") are checked:
+# A randomized, seeded fault schedule.  A primary and a streaming standby,
+# and a third server c; each round picks, from the seed:
+#   - whether shard 3 moves first: between the pair's primary and c, either
+#     way, as a restore would move it (pg_dump -n of its schema after a
+#     burst borrowed its ids ahead, the schema dropped at the source,
+#     restored and registered at the target, whose clock is behind or ahead
+#     (libfaketime); a session at the target may have stamped shard 3 before
+#     the data arrived and again before it was registered, and goes on
+#     after).  Inserts and next_id() calls at
+#     the target must give ids after every restored id, with no duplicate;
+#   - asynchronous or synchronous replication, the synchronous_commit of
+#     each client session, whether the standby lags (SIGSTOP of its
+#     walreceiver), clock offsets of both servers (libfaketime, at each
+#     start), and the fault: a crash (-m immediate) or a fast stop of the
+#     primary, then either a restart of the same server or the promotion of
+#     the standby.
+# Every id returned to a client is recorded (ids.log), with whether its
+# commit was acknowledged (INSERT ... RETURNING) or it was only handed out
+# (SELECT next_id()), and the session's synchronous_commit.  After the
+# fault the new primary makes 2M ids of each shard it holds, and the
+# invariants of the README ("Failover and restarts") are checked:
 #   - no id in the new primary's tables repeats, and every id it makes is
 #     greater than every id stored there (replicated or recovered);
 #   - a restart of the same server repeats no id handed out before;
 #   - a promoted synchronous standby repeats no id handed out before to a
 #     session whose synchronous_commit is on, remote_write or remote_apply.
-# Then the other server is made a standby of the new primary again
-# (pg_basebackup) and the next round starts.
+# Then the other server becomes a standby of the new primary again: after a
+# promotion, by pg_rewind of the old primary or by pg_basebackup (from the
+# seed), after a restart by pg_basebackup; a rewound standby must catch up
+# and hold the new primary's rows.  The next round goes on with that pair.
+# Schemas s1 and s2 are registered for their shards or not (from the seed):
+# registered, the promoted server also reads their stored ids (stored.c);
+# not, only the high-water mark keeps its ids above them.
 #
 #   SCHEDULE_SEED=n   the seed (default: random; printed)
 #   SCHEDULE_ROUNDS=n rounds (default 3; `make soak` sets more)
@@ -35,50 +50,165 @@ pick() {
 
 port_a=$((SHARDID_PORT_BASE + 80))
 port_b=$((port_a + 1))
-cluster_init a $port_a "$strict_conf" "shardid.max_lead_ms = 3000" "wal_sender_timeout = 5s" || exit 1
-cluster_start a || exit 1
-use_cluster $port_a
-q -c "CREATE DATABASE app" >/dev/null
-q_at $port_a <<'SQL' >/dev/null
+port_c=$((port_a + 2))
+# pg_rewind needs wal_log_hints (or data checksums), and the old primary's
+# WAL back to the last checkpoint before the servers diverged (kept)
+conf=("shardid.max_lead_ms = 3000" "wal_sender_timeout = 5s" "wal_log_hints = on" "wal_keep_size = 1GB")
+app_server a $port_a "${conf[@]}" || exit 1
+app_server c $port_c "${conf[@]}" || exit 1
+q_at $port_c -c "CREATE EXTENSION shardid" >/dev/null
+pick registered yes no
+q_at $port_a <<SQL >/dev/null
 CREATE EXTENSION shardid;
 CREATE SCHEMA s1;
 CREATE TABLE s1.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(1), phase int);
 CREATE SCHEMA s2;
 CREATE SEQUENCE s2.t_id_seq;
 CREATE TABLE s2.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(2, nextval('s2.t_id_seq')), phase int);
+CREATE SCHEMA s3;
+CREATE SEQUENCE s3.t_id_seq;
+CREATE TABLE s3.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(3, nextval('s3.t_id_seq')), phase int);
+CREATE TABLE s3.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(3), phase int);
+SELECT shardid.register_shard(3, 's3');
+$([ "$registered" = yes ] && echo "SELECT shardid.register_shard(1, 's1'), shardid.register_shard(2, 's2');")
 SQL
+echo "schemas s1 and s2 registered: $registered"
 primary=a
 standby=b
-declare -A port=([a]=$port_a [b]=$port_b)
+holder=pair			# where shard 3 lives: the pair's primary or c
+declare -A port=([a]=$port_a [b]=$port_b [c]=$port_c)
+declare -A clock=([a]=0 [b]=0 [c]=0)	# each server's clock offset (s)
 : >"$SHARDID_TMP/promised_sync"	# ids handed to on/remote_* sessions under sync replication
 : >"$SHARDID_TMP/handed"		# every id handed out by the current primary
+: >"$SHARDID_TMP/ids.log"		# every id returned to a client: id, what, round
 
-# make_standby NAME OFFSET: NAME becomes a fresh standby of the primary
-make_standby() {
-	as_pg rm -rf "$SHARDID_TMP/$1"
-	as_pg "$PG_BIN/pg_basebackup" -D "$SHARDID_TMP/$1" -R -X stream -c fast -h "$SHARDID_TMP" \
-		-p "${port[$primary]}" -U postgres || return 1
-	cluster_conf "$1" "port = ${port[$1]}"
+# start NAME OFFSET_S: start NAME with its clock OFFSET_S seconds off
+start() {
+	clock[$1]=$2
 	# shellcheck disable=SC2046
-	cluster_start "$1" $(faketime_env "$2") || return 1
-	ready "${port[$1]}"
+	cluster_start "$1" $(faketime_env "$(printf '%+ds' "$2")") && ready "${port[$1]}"
+}
+# make_standby NAME OFFSET_S: NAME becomes a fresh standby of the primary
+make_standby() {
+	clock[$1]=$2
+	standby_of "$1" "${port[$1]}" "${port[$primary]}" "$(printf '%+ds' "$2")"
 }
 walreceiver_pid() {
-	ps -o pid=,args= -u postgres | awk -v d="$SHARDID_TMP/$standby" '/walreceiver/ {print $1}' | while read -r p; do
+	ps -o pid=,args= -u postgres | awk '/walreceiver/ {print $1}' | while read -r p; do
 		[ "$(readlink "/proc/$p/cwd")" = "$SHARDID_TMP/$standby" ] && echo "$p"
 	done
 }
+# shard_tables PORT: the tables of the shards the server on PORT holds, as
+# a SELECT of their ids
+shard_tables() {
+	q_at "$1" -c "SELECT string_agg(format('SELECT id FROM %I.%I', n.nspname, c.relname), ' UNION ALL ')
+	              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	              WHERE n.nspname IN ('s1', 's2', 's3') AND c.relkind = 'r'"
+}
 
-pick off +0 -3s
+# move_shard: shard 3 moves between the pair's primary and c, as a restore
+# moves it.  The source borrows ahead and writes rows, its schema is dumped
+# and dropped; the target restores and registers it.  c is restarted with
+# its clock off: as the target, behind or ahead of the source; as the
+# source, at or behind the primary's clock.  The target allows a lead of
+# 60 s while the shard arrives, so that it follows the restored ids (a
+# stored id is followed up to shardid.max_lead_ms ahead of the clock, and
+# c's ids may run ahead of its clock by what it followed in an earlier
+# move); the primary goes back to 3 s after.  A session at the target
+# stamps shard 3 before the data arrives and again before it is registered,
+# or not.
+move_shard() {
+	local src dst stamped off restored restore ahead
+	if [ $holder = pair ]; then
+		src=$primary dst=c
+		pick off -10 -3 0 2
+		cluster_conf c "shardid.max_lead_ms = 60000"
+	else
+		src=c dst=$primary
+		pick off -3 0 -10
+		off=$((clock[$primary] + off))
+		cluster_conf c "shardid.max_lead_ms = 3000"
+		q_at "${port[$dst]}" -c "ALTER SYSTEM SET shardid.max_lead_ms = 60000" >/dev/null
+		reload_conf -p "${port[$dst]}" -d app || return 1
+	fi
+	pick stamped yes no
+	cluster_stop c fast
+	start c "$off" || { fail "round $round: c did not start"; return 1; }
+	echo "--- round $round: shard 3 moves from $src (clock ${clock[$src]} s) to $dst (clock ${clock[$dst]} s); a session at the target stamped before the restore and the registration: $stamped"
+	borrow_ahead 3 1000 -p "${port[$src]}" -d app || return 1
+	q_at "${port[$src]}" -c "INSERT INTO s3.t (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" \
+		-c "INSERT INTO s3.u (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" |
+		sed "s/\$/ move-source-acked $round/" >>"$SHARDID_TMP/ids.log"
+	restored=$(q_at "${port[$src]}" -c "SELECT max(id) FROM (SELECT id FROM s3.t UNION ALL SELECT id FROM s3.u) x")
+	"$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p "${port[$src]}" -U postgres -d app -n s3 >"$SHARDID_TMP/s3.sql" ||
+		{ fail "round $round: pg_dump -n s3"; return 1; }
+	q_at "${port[$src]}" -c "SET client_min_messages = warning" -c "SELECT shardid.unregister_shard(3)" \
+		-c "DROP SCHEMA s3 CASCADE" >/dev/null ||
+		{ fail "round $round: dropping s3 at the source"; return 1; }
+	restore="\\! PGPORT=${port[$dst]} PGDATABASE=app \"$PG_BIN/psql\" -X -q -v ON_ERROR_STOP=1 -f \"$SHARDID_TMP/s3.sql\" >\"$SHARDID_TMP/restore.log\" 2>&1 || echo restore failed
+\\! PGPORT=${port[$dst]} PGDATABASE=app \"$PG_BIN/psql\" -X -q -At -c \"SELECT shardid.register_shard(3, 's3')\" >/dev/null || echo register failed"
+	{
+		if [ "$stamped" = yes ]; then
+			# before the data arrives, and after it arrived but before its
+			# schema is registered: neither time is the shard's yet
+			echo "SELECT shardid.next_id(3) || ' before';"
+			echo "${restore%%$'\n'*}"
+			echo "SELECT shardid.next_id(3) || ' before';"
+			echo "${restore#*$'\n'}"
+		else
+			echo "$restore"
+			echo "\\connect"
+		fi
+		echo "INSERT INTO s3.t (phase) SELECT -$round FROM generate_series(1, 2000) RETURNING id || ' acked';"
+		echo "INSERT INTO s3.u (phase) SELECT -$round FROM generate_series(1, 2000) RETURNING id || ' acked';"
+		echo "SELECT shardid.next_id(3) || ' handed' FROM generate_series(1, 20000);"
+	} >"$SHARDID_TMP/target.sql"
+	q_at "${port[$dst]}" -f "$SHARDID_TMP/target.sql" >"$SHARDID_TMP/target.out" 2>&1
+	ahead=$(lead_of "${port[$dst]}" "$restored")
+	grep -v -E '^[0-9]+ (before|acked|handed)$' "$SHARDID_TMP/target.out" | head -5
+	grep -E '^[0-9]+ (before|acked|handed)$' "$SHARDID_TMP/target.out" |
+		sed "s/ \(.*\)/ move-target-\1 $round/" >>"$SHARDID_TMP/ids.log"
+	awk '$2 != "before" {print $1}' "$SHARDID_TMP/target.out" | grep -E '^[0-9]+$' >"$SHARDID_TMP/target.ids"
+	q_at "${port[$dst]}" <<SQL >"$SHARDID_TMP/move.check" 2>&1 || fail "round $round: ids at the target: $(cat "$SHARDID_TMP/move.check")"
+CREATE TEMP TABLE made (id bigint);
+\copy made FROM '$SHARDID_TMP/target.ids'
+SELECT 'made', count(*) FROM made;
+SELECT 'below', count(*) FROM made WHERE id <= $restored;
+SELECT 'duplicates', (SELECT count(*) - count(DISTINCT id) FROM s3.t) + (SELECT count(*) - count(DISTINCT id) FROM s3.u)
+    + (SELECT count(*) - count(DISTINCT id) FROM made);
+SELECT 'stored', count(*) FROM made JOIN (SELECT id FROM s3.t WHERE phase <> -$round UNION ALL SELECT id FROM s3.u WHERE phase <> -$round) s USING (id);
+SQL
+	read -r made below dups stored <<<"$(awk -F'|' '{printf "%s ", $2}' "$SHARDID_TMP/move.check")"
+	echo "round $round: shard 3 restored at $dst (newest restored id $restored, $ahead ms ahead of its clock after the inserts): $made new ids, $below not after the newest restored id, $dups duplicates, $stored equal to a restored id"
+	expect "$made $below $dups $stored" = "24000 0 0 0" "round $round: shard 3 moved to $dst (seed $seed)"
+	if [ "$dst" = c ]; then
+		holder=c
+	else
+		holder=pair
+		q_at "${port[$dst]}" -c "ALTER SYSTEM RESET shardid.max_lead_ms" >/dev/null
+		reload_conf -p "${port[$dst]}" -d app || return 1
+	fi
+}
+# lead_of PORT ID: how far ahead of the server's clock ID is (ms)
+lead_of() {
+	q_at "$1" -c "SELECT round(extract(epoch FROM shardid.id_time($2) - clock_timestamp()) * 1000)"
+}
+
+pick off 0 -3
 make_standby b "$off" || { fail "first standby"; finish; }
 
 for round in $(seq "$rounds"); do
+	pick move no no yes
+	if [ "$move" = yes ]; then
+		move_shard || { fail "round $round: the move of shard 3 did not finish"; break; }
+		[ "$script_failed" = 1 ] && { echo "FAILED at round $round: SCHEDULE_SEED=$seed"; break; }
+	fi
 	pick repl async sync
 	pick lag no no yes
 	pick fault immediate fast
 	pick after promote promote restart
-	pick offset +0 -3s -10s +2s
-	echo "--- round $round: $repl replication, standby lags: $lag, primary $primary stops $fault, then $after (clock $offset)"
+	pick offset 0 -3 -10 2
+	echo "--- round $round: $repl replication, standby lags: $lag, primary $primary stops $fault, then $after (clock $offset s)"
 	if [ "$repl" = sync ]; then
 		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
 	else
@@ -139,6 +269,7 @@ for round in $(seq "$rounds"); do
 	# shellcheck disable=SC2086
 	wait $pids
 	cat "$SHARDID_TMP"/client[123] >>"$SHARDID_TMP/handed"
+	sed "s/\$/ $round/" "$SHARDID_TMP"/client[123] >>"$SHARDID_TMP/ids.log"
 	if [ "$repl" = sync ]; then
 		awk '$2 ~ /^(on|remote_write|remote_apply)$/ {print $1}' "$SHARDID_TMP"/client[123] >>"$SHARDID_TMP/promised_sync"
 	fi
@@ -147,15 +278,12 @@ for round in $(seq "$rounds"); do
 	[ -n "$wr" ] && kill -CONT "$wr" 2>/dev/null
 
 	if [ "$after" = restart ]; then
-		# shellcheck disable=SC2046
-		cluster_start "$primary" $(faketime_env "$offset") || { fail "round $round: restart"; break; }
+		start "$primary" "$offset" || { fail "round $round: restart"; break; }
 		awk '{print $1}' "$SHARDID_TMP/handed" >"$SHARDID_TMP/promised"
 		new=$primary
 	else
 		cluster_stop "$standby" fast
-		# shellcheck disable=SC2046
-		cluster_start "$standby" $(faketime_env "$offset") || { fail "round $round: standby start"; break; }
-		ready "${port[$standby]}"
+		start "$standby" "$offset" || { fail "round $round: standby start"; break; }
 		as_pg "$PG_BIN/pg_ctl" -D "$SHARDID_TMP/$standby" -w promote >/dev/null || { fail "round $round: promotion"; break; }
 		cp "$SHARDID_TMP/promised_sync" "$SHARDID_TMP/promised"
 		new=$standby
@@ -164,36 +292,55 @@ for round in $(seq "$rounds"); do
 	fi
 	ready "${port[$new]}"
 	q_at "${port[$new]}" -c "ALTER SYSTEM SET synchronous_standby_names = ''" -c "SELECT pg_reload_conf()" >/dev/null
+	# the shards the new primary holds: 1 and 2, and 3 unless it lives on c
+	shards="1 2"
+	[ $holder = pair ] && shards="1 2 3"
+	stored=$(shard_tables "${port[$new]}")
 	q_at "${port[$new]}" <<SQL >"$SHARDID_TMP/check" 2>&1 || fail "round $round: ids on the new primary: $(cat "$SHARDID_TMP/check")"
 CREATE TEMP TABLE promised (id bigint);
 \copy promised FROM '$SHARDID_TMP/promised'
+CREATE TEMP TABLE stored AS
+    SELECT shardid.id_shard(id) AS shard, max(id) AS newest, count(*) - count(DISTINCT id) AS duplicates
+    FROM ($stored) x GROUP BY 1;
 CREATE TEMP TABLE made AS
-    SELECT shardid.next_id(1) AS id FROM generate_series(1, 2000000)
-    UNION ALL SELECT shardid.next_id(2) FROM generate_series(1, 2000000);
+    SELECT shardid.next_id(s) AS id FROM unnest('{${shards// /,}}'::int[]) s, generate_series(1, 2000000);
 INSERT INTO s1.t (phase) SELECT -$round FROM generate_series(1, 1000);
 INSERT INTO s2.t (phase) SELECT -$round FROM generate_series(1, 1000);
 SELECT 'repeats', count(*) FROM made JOIN promised USING (id);
-WITH stored AS (
-    SELECT shardid.id_shard(id) AS shard, max(id) AS newest
-    FROM (SELECT id FROM s1.t WHERE phase <> -$round UNION ALL SELECT id FROM s2.t WHERE phase <> -$round) x
-    GROUP BY 1)
 SELECT 'below', count(*) FROM made JOIN stored ON shardid.id_shard(made.id) = stored.shard
 WHERE made.id <= stored.newest;
-SELECT 'duplicates', (SELECT count(*) - count(DISTINCT id) FROM s1.t) + (SELECT count(*) - count(DISTINCT id) FROM s2.t);
+SELECT 'duplicates', (SELECT coalesce(sum(duplicates), 0) FROM stored)
+    + (SELECT count(*) - count(DISTINCT id) FROM s1.t) + (SELECT count(*) - count(DISTINCT id) FROM s2.t);
 SQL
 	repeats=$(awk -F'|' '$1 == "repeats" {print $2}' "$SHARDID_TMP/check")
 	below=$(awk -F'|' '$1 == "below" {print $2}' "$SHARDID_TMP/check")
 	dups=$(awk -F'|' '$1 == "duplicates" {print $2}' "$SHARDID_TMP/check")
-	echo "round $round on $new: promised ids repeated: $repeats, new ids below a stored one: $below, duplicate ids in tables: $dups"
+	echo "round $round on $new (shards $shards): promised ids repeated: $repeats, new ids below a stored one: $below, duplicate ids in tables: $dups"
 	expect "$repeats $below $dups" = "0 0 0" "round $round (seed $seed)"
 	[ "$script_failed" = 1 ] && { echo "FAILED at round $round: SCHEDULE_SEED=$seed"; break; }
 	: >"$SHARDID_TMP/handed"
 	: >"$SHARDID_TMP/promised_sync"
 	q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = ''" -c "SELECT pg_reload_conf()" >/dev/null
 	cluster_stop "$standby" immediate 2>/dev/null
-	pick off +0 -3s +2s
-	make_standby "$standby" "$off" || { fail "round $round: new standby"; break; }
+	pick off 0 -3 2
+	rejoin=basebackup
+	[ "$after" = promote ] && pick rejoin rewind basebackup
+	echo "round $round: $standby becomes a standby of $primary again by $rejoin (clock $off s)"
+	if [ "$rejoin" = rewind ]; then
+		clock[$standby]=$off
+		rewind_to "$standby" "${port[$standby]}" "${port[$primary]}" "$(printf '%+ds' "$off")" || break
+		# the rewound standby holds the new primary's rows, no more
+		caught_up "${port[$standby]}" "${port[$primary]}" || break
+		rows="SELECT count(*), max(id) FROM ($(shard_tables "${port[$primary]}")) x"
+		expect "$(q_at "${port[$standby]}" -c "$rows")" = "$(q_at "${port[$primary]}" -c "$rows")" \
+			"round $round: rows of the rewound standby and of the primary (seed $seed)"
+	else
+		make_standby "$standby" "$off" || { fail "round $round: new standby"; break; }
+	fi
+	[ "$script_failed" = 1 ] && { echo "FAILED at round $round: SCHEDULE_SEED=$seed"; break; }
 done
+echo "ids returned to clients: $(wc -l <"$SHARDID_TMP/ids.log") ($(awk '{print $(NF-1)}' "$SHARDID_TMP/ids.log" | sort | uniq -c | tr '\n' ' '))"
 cluster_stop "$primary" 2>/dev/null
 cluster_stop "$standby" 2>/dev/null
+cluster_stop c 2>/dev/null
 finish

@@ -21,20 +21,12 @@
 
 primary=$((SHARDID_PORT_BASE + 50))
 standby=$((primary + 1))
-cluster_init primary $primary "$strict_conf" || exit 1
-cluster_start primary || exit 1
-use_cluster $primary
-q -c "CREATE DATABASE app" >/dev/null
+app_server primary $primary || exit 1
 q_at $primary <<'SQL' >/dev/null
 CREATE EXTENSION shardid;
 SELECT shardid.next_id(1);
 SQL
-as_pg "$PG_BIN/pg_basebackup" -D "$SHARDID_TMP/standby" -R -X stream -c fast -h "$SHARDID_TMP" -p $primary -U postgres ||
-	{ fail "pg_basebackup failed"; finish; }
-cluster_conf standby "port = $standby"
-# shellcheck disable=SC2046
-cluster_start standby $(faketime_env -3s) || { fail "standby did not start"; finish; }
-ready $standby || { fail "standby not ready"; finish; }
+standby_of standby $standby $primary -3s || finish
 q_at $primary -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
 for i in $(seq 600); do
 	[ "$(q_at $primary -c "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] && break

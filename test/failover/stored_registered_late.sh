@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Stored ids are read in the schema shardid.shard_registry names for the
+# shard (stored.c), once per backend and again after an invalidation.  A
+# backend that stamped a shard before its schema was registered, or while
+# the registered schema did not exist, looks again when that changes:
+#
+# 1. the schema registered in the same session, after the data exists;
+# 2. the schema registered by another session;
+# 3. the registered schema dropped, and another schema holding the shard's
+#    data renamed to the registered name.
+# The registry's trigger function, registry_changed(), is refused as any
+# other kind of trigger, and to roles other than superusers.
+#
+# Each shard's table holds one id 5 s ahead of the clock (a restore of a
+# shard whose ids borrowed ahead); the session's next insert must get an id
+# after it.  (Before the registry and pg_namespace were watched, the
+# session went on from the ids it had, 5 s below the stored one: a
+# duplicate key as soon as the clock caught up, and ids that sort before
+# the data.)
+. "$(dirname "$0")/common.bash"
+
+port=$((SHARDID_PORT_BASE + 70))
+app_server late $port "shardid.max_lead_ms = 10000" || exit 1
+q_at $port <<'SQL' >/dev/null
+CREATE EXTENSION shardid;
+CREATE FUNCTION ahead(shard int) RETURNS bigint LANGUAGE sql AS $$
+    SELECT shardid.make_id((extract(epoch FROM clock_timestamp() + interval '5 s') * 1000)::bigint
+                           - (SELECT i.epoch_ms FROM shardid.info() i), shard, 0) $$;
+CREATE TABLE stored (shard int, id bigint);
+INSERT INTO stored SELECT s, ahead(s) FROM generate_series(6, 8) s;
+CREATE SCHEMA s6;
+CREATE TABLE s6.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6));
+INSERT INTO s6.t SELECT id FROM stored WHERE shard = 6;
+CREATE SCHEMA s7;
+CREATE TABLE s7.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7));
+INSERT INTO s7.t SELECT id FROM stored WHERE shard = 7;
+CREATE SCHEMA s8;
+CREATE TABLE s8.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(8));
+SELECT shardid.register_shard(8, 's8');
+CREATE SCHEMA s8_new;
+CREATE TABLE s8_new.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(8));
+INSERT INTO s8_new.t SELECT id FROM stored WHERE shard = 8;
+SQL
+
+# one session, which stamps each shard before the change
+out=$(q_at $port 2>&1 <<SQL
+SELECT shardid.next_id(6) IS NOT NULL;
+SELECT shardid.register_shard(6, 's6');
+INSERT INTO s6.t DEFAULT VALUES;
+SELECT shardid.next_id(7) IS NOT NULL;
+\\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "SELECT shardid.register_shard(7, 's7')" >/dev/null
+INSERT INTO s7.t DEFAULT VALUES;
+SELECT shardid.next_id(8) IS NOT NULL;
+\\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "DROP SCHEMA s8 CASCADE" >/dev/null 2>&1
+SELECT shardid.next_id(8) IS NOT NULL;
+\\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "ALTER SCHEMA s8_new RENAME TO s8" >/dev/null
+INSERT INTO s8.t DEFAULT VALUES;
+SQL
+)
+echo "$out" | grep -v '^t$' | grep -v '^$'
+for shard in 6 7 8; do
+	read -r rows after <<<"$(q_at $port -F' ' -c "
+	    SELECT count(*), count(*) FILTER (WHERE id > (SELECT id FROM stored WHERE shard = $shard))
+	    FROM s$shard.t")"
+	echo "shard $shard: $rows rows, of them after the stored id: $after"
+	expect "$rows $after" = "2 1" "shard $shard: the id inserted after the change"
+done
+
+# the trigger function is the registry's: refused elsewhere, and not for PUBLIC
+out=$(q_at $port -c "CREATE TABLE other (id bigint)" \
+	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" \
+	-c "INSERT INTO other VALUES (1)" 2>&1)
+echo "registry_changed() as a BEFORE trigger: $out"
+expect "$out" = "ERROR:  shardid.registry_changed() must be an AFTER ... FOR EACH ROW trigger" "registry_changed() as a BEFORE trigger"
+q_at $port -c "CREATE ROLE plain LOGIN" -c "GRANT CREATE ON SCHEMA public TO plain" >/dev/null
+out=$(PGUSER=plain q_at $port -c "CREATE TABLE mine (id bigint)" \
+	-c "CREATE TRIGGER t AFTER INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" 2>&1)
+echo "registry_changed() on a plain role's table: $out"
+expect "$out" = "ERROR:  permission denied for function shardid.registry_changed" "registry_changed() for a plain role"
+cluster_stop late
+finish
