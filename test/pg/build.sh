@@ -10,9 +10,10 @@
 # own package lists, and therefore its binary packages, stay as they were.
 # The server is built with --enable-cassert --enable-debug and installed into
 # $SHARDID_PG_CACHE/pg-VERSION-cassert (default /var/cache/shardid), keyed by
-# the exact Debian source version; with SHARDID_PG_CASSERT=0, with
-# --enable-debug alone (optimized as a release, symbols kept for callgrind)
-# into pg-VERSION-release.  A later run that finds that directory reuses it
+# the exact Debian source version; with SHARDID_PG_CASSERT=0, without
+# assertions (optimized as a release, symbols kept for callgrind) and with
+# OpenSSL as Debian builds it (without it gen_random_uuid() and uuidv7() read
+# /dev/urandom at every call), into pg-VERSION-release.  A later run that finds that directory reuses it
 # and builds nothing.  Run as root (it installs the build tools
 # with apt-get when they are missing); the install is world-readable, since
 # the test servers run as the postgres OS user.
@@ -32,7 +33,7 @@ esac
 cache=${SHARDID_PG_CACHE:-/var/cache/shardid}
 case "${SHARDID_PG_CASSERT:-1}" in
 1) flavour=cassert flags=(--enable-cassert --enable-debug) what="assertions on" ;;
-0) flavour=release flags=(--enable-debug) what="release, no assertions" ;;
+0) flavour=release flags=(--enable-debug --with-openssl) what="release, no assertions" ;;
 *)
 	echo "$0: SHARDID_PG_CASSERT is 1 (the default) or 0" >&2
 	exit 2
@@ -78,9 +79,12 @@ if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
 	exit 0
 fi
 
-# build tools (readline, zlib and ICU are left out, so no libraries are needed)
+# build tools (readline, zlib and ICU are left out, so no libraries are needed
+# but OpenSSL for a release build)
 missing=""
-for p in gcc make bison flex perl pkg-config bzip2 xz-utils; do
+tools="gcc make bison flex perl pkg-config bzip2 xz-utils"
+[ "$flavour" = release ] && tools="$tools libssl-dev"
+for p in $tools; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
