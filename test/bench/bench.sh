@@ -645,7 +645,7 @@ set xtics rotate by -30 scale 0 font ",9"
 set key off
 set title "ns per call, net of the loop, log scale (lower is better)"
 set logscale y
-set yrange [10:*]
+set yrange [1:*]
 plot "$work/percall.dat" using 2:xtic(1) linecolor rgb "#3572a5"
 unset logscale y
 set yrange [0:*]
