@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/pg/build.sh MAJOR: build an assertion-enabled PostgreSQL MAJOR (17 or
 # 18) from Debian's source package and print its pg_config path on the last
-# line of stdout.
+# line of stdout.  SHARDID_PG_CASSERT=0 builds a release server instead
+# (no --enable-cassert), for benchmarks.
 #
 # The source comes from the Debian archive that apt already uses (the URI in
 # /etc/apt/sources.list.d/debian.sources): suite trixie for 17, sid for 18.
@@ -9,8 +10,11 @@
 # own package lists, and therefore its binary packages, stay as they were.
 # The server is built with --enable-cassert --enable-debug and installed into
 # $SHARDID_PG_CACHE/pg-VERSION-cassert (default /var/cache/shardid), keyed by
-# the exact Debian source version; a later run that finds that directory
-# reuses it and builds nothing.  Run as root (it installs the build tools
+# the exact Debian source version; with SHARDID_PG_CASSERT=0, without
+# assertions (optimized as a release, symbols kept for callgrind) and with
+# OpenSSL as Debian builds it (without it gen_random_uuid() and uuidv7() read
+# /dev/urandom at every call), into pg-VERSION-release.  A later run that finds that directory reuses it
+# and builds nothing.  Run as root (it installs the build tools
 # with apt-get when they are missing); the install is world-readable, since
 # the test servers run as the postgres OS user.
 set -euo pipefail
@@ -27,6 +31,14 @@ case "$major" in
 esac
 
 cache=${SHARDID_PG_CACHE:-/var/cache/shardid}
+case "${SHARDID_PG_CASSERT:-1}" in
+1) flavour=cassert flags=(--enable-cassert --enable-debug) what="assertions on" ;;
+0) flavour=release flags=(--enable-debug --with-openssl) what="release, no assertions" ;;
+*)
+	echo "$0: SHARDID_PG_CASSERT is 1 (the default) or 0" >&2
+	exit 2
+	;;
+esac
 jobs=${SHARDID_BUILD_JOBS:-2}
 log() { echo "build.sh: $*" >&2; }
 
@@ -60,16 +72,19 @@ version=$(apt-cache "${apt_private[@]}" showsrc "postgresql-$major" |
 	log "no source package postgresql-$major in $suite"
 	exit 1
 }
-prefix=$cache/pg-$version-cassert
+prefix=$cache/pg-$version-$flavour
 if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
-	log "reusing PostgreSQL $version (assertions on) in $prefix"
+	log "reusing PostgreSQL $version ($what) in $prefix"
 	echo "$prefix/bin/pg_config"
 	exit 0
 fi
 
-# build tools (readline, zlib and ICU are left out, so no libraries are needed)
+# build tools (readline, zlib and ICU are left out, so no libraries are needed
+# but OpenSSL for a release build)
 missing=""
-for p in gcc make bison flex perl pkg-config bzip2 xz-utils; do
+tools="gcc make bison flex perl pkg-config bzip2 xz-utils"
+[ "$flavour" = release ] && tools="$tools libssl-dev"
+for p in $tools; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
@@ -79,7 +94,7 @@ if [ -n "$missing" ]; then
 fi
 
 start=$(date +%s)
-work=$cache/build-$major
+work=$cache/build-$major-$flavour
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
@@ -88,8 +103,8 @@ apt-get "${apt_private[@]}" source --download-only -qq "postgresql-$major=$versi
 tar xf postgresql-"$major"_*.orig.tar.*
 src=$(find . -maxdepth 1 -type d -name 'postgresql-*' | head -1)
 cd "$src"
-log "configuring $src with assertions into $prefix"
-./configure --prefix="$prefix" --enable-cassert --enable-debug \
+log "configuring $src ($what) into $prefix"
+./configure --prefix="$prefix" "${flags[@]}" \
 	--without-icu --without-readline --without-zlib >"$work/configure.log" 2>&1 ||
 	{
 		tail -30 "$work/configure.log" >&2
