@@ -75,7 +75,7 @@ typedef struct ShardidShared
 } ShardidShared;
 
 static ShardidShared *shared = NULL;
-static ShardidSharedKind shared_kind = SHARDID_SHARED_NONE;
+ShardidSharedKind shardid_shared_kind_now = SHARDID_SHARED_NONE;
 
 /*
  * This backend checked that it may stamp (not in recovery, the epoch is the
@@ -136,7 +136,7 @@ shardid_shmem_startup(void)
 	if (!found)
 		shared_state_init(shared);
 	LWLockRelease(AddinShmemInitLock);
-	shared_kind = SHARDID_SHARED_PRELOADED;
+	shardid_shared_kind_now = SHARDID_SHARED_PRELOADED;
 }
 
 /* called from _PG_init() */
@@ -153,41 +153,28 @@ shardid_shmem_init(void)
 }
 
 /*
- * Attach this backend to the shared state, if it has not yet: without
- * preloading, PG 17 and later attach to (or create) a segment in the DSM
- * registry; preloaded, the state was attached at server start.  Every SQL
- * function that stamps or reports on stamping calls this first; once
- * attached, it costs one test.
+ * shardid_shared_attach() (shared.h) without preloading: attach to (or
+ * create) the state's segment in the DSM registry, PostgreSQL 17 and later.
  */
 void
-shardid_shared_attach(void)
+shardid_shared_attach_dsm(void)
 {
 #ifdef SHARDID_HAVE_DSM_REGISTRY
-	if (unlikely(shared == NULL) && IsUnderPostmaster)
+	if (shared == NULL && IsUnderPostmaster)
 	{
 		bool		found;
 
 		shared = GetNamedDSMSegment("shardid", shardid_shmem_size(),
 									shared_state_init, &found);
-		shared_kind = SHARDID_SHARED_DSM;
+		shardid_shared_kind_now = SHARDID_SHARED_DSM;
 	}
 #endif
-}
-
-/*
- * Which shared state this backend stamps with: SHARDID_SHARED_NONE until
- * shardid_shared_attach() attached one.
- */
-ShardidSharedKind
-shardid_shared_kind(void)
-{
-	return shared_kind;
 }
 
 ShardidMark *
 shardid_shared_mark(void)
 {
-	return shared_kind == SHARDID_SHARED_NONE ? NULL : &shared->mark;
+	return shardid_shared_kind_now == SHARDID_SHARED_NONE ? NULL : &shared->mark;
 }
 
 static void

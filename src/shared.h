@@ -10,6 +10,7 @@
 #ifndef SHARDID_SHARED_H
 #define SHARDID_SHARED_H
 
+#include "compat.h"
 #include "mark.h"
 #include "session.h"
 
@@ -20,9 +21,11 @@ typedef enum ShardidSharedKind
 	SHARDID_SHARED_DSM			/* dynamic shared memory registry, PG 17+ */
 } ShardidSharedKind;
 
+/* which shared state this backend stamps with; set in shared.c only */
+extern ShardidSharedKind shardid_shared_kind_now;
+
 extern void shardid_shmem_init(void);
-extern void shardid_shared_attach(void);
-extern ShardidSharedKind shardid_shared_kind(void);
+extern void shardid_shared_attach_dsm(void);
 extern ShardidMark *shardid_shared_mark(void);
 extern Size shardid_shmem_size(void);
 extern uint64 shardid_strict_stamp(int32 shard);
@@ -34,5 +37,28 @@ extern void shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_check
 										 int64 *stored_too_far);
 extern void shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 									int64 *high_water_writes);
+
+/*
+ * Attach this backend to the shared state, if it has not yet: without
+ * preloading, PostgreSQL 17 and later attach to (or create) a segment in
+ * the DSM registry; preloaded, the state was attached at server start.
+ * Every SQL function that stamps or reports on stamping calls this first;
+ * inline, as it runs at every id: once attached, it costs one test.
+ */
+static inline void
+shardid_shared_attach(void)
+{
+#ifdef SHARDID_HAVE_DSM_REGISTRY
+	if (unlikely(shardid_shared_kind_now == SHARDID_SHARED_NONE))
+		shardid_shared_attach_dsm();
+#endif
+}
+
+/* SHARDID_SHARED_NONE until shardid_shared_attach() attached a state */
+static inline ShardidSharedKind
+shardid_shared_kind(void)
+{
+	return shardid_shared_kind_now;
+}
 
 #endif							/* SHARDID_SHARED_H */
