@@ -24,6 +24,22 @@
 marker="$SHARDID_TMP/paused"
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
+
+# move_paused FROM TO OPTION...: shard 5 moved in the background ($pid),
+# pausing after its cutover; returns once it paused or ended (60 s at most)
+move_paused() {
+	local from=$1 to=$2 i
+	shift 2
+	rm -f "$marker"
+	SHARDID_MOVE_PAUSE_AT=cutover SHARDID_MOVE_PAUSE_FILE=$marker \
+		"$move" --shard 5 --from "$(conn "$from")" --to "$(conn "$to")" "$@" >"$SHARDID_TMP/move.log" 2>&1 &
+	pid=$!
+	for i in $(seq 1 1200); do
+		[ -e "$marker" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+}
 # no autovacuum: the sizes the test reads stay those the move reads
 move_servers 100 2 "autovacuum = off" || exit 1
 for p in $a $b; do
@@ -84,15 +100,7 @@ expect "$(on "$b" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "room: jo
 expect "$(on "$a" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "room: freeze on a"
 
 # 2. the window between b's cut-over and a's last step
-rm -f "$marker"
-SHARDID_MOVE_PAUSE_AT=cutover SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes >"$SHARDID_TMP/move.log" 2>&1 &
-pid=$!
-for i in $(seq 1 1200); do
-	[ -e "$marker" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.05
-done
+move_paused "$a" "$b" --drop-source --yes
 [ -e "$marker" ] || { cat "$SHARDID_TMP/move.log"; fail "the move did not pause after the cutover"; finish; }
 grep -qF "shard 5 takes $(fmt_bytes "$size") on the --from server; the copy needs about" \
 	"$SHARDID_TMP/move.log" || fail "the estimate is not in the report: $(cat "$SHARDID_TMP/move.log")"
@@ -162,15 +170,7 @@ expect "$(hits "$a")" = "$hits_a" "mallory's event trigger ran as a superuser on
 # 2b. the window lasts while a's last step waits: interrupted there, until --resume
 size=$(size_on "$b")
 need=$(needed "$size" "$a")
-rm -f "$marker"
-SHARDID_MOVE_PAUSE_AT=cutover SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --to-free="$need" >"$SHARDID_TMP/move.log" 2>&1 &
-pid=$!
-for i in $(seq 1 1200); do
-	[ -e "$marker" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.05
-done
+move_paused "$b" "$a" --to-free="$need"
 # 4. --to-free exactly the estimate: accepted
 grep -qF "on the --to server, which has $(fmt_bytes "$need") free (--to-free)" \
 	"$SHARDID_TMP/move.log" || fail "--to-free = the estimate: $(cat "$SHARDID_TMP/move.log")"
