@@ -23,6 +23,7 @@
 #
 # Every part has a name, printed as it runs; the suites by name:
 #   unit/core                  test/unit: unit test and fuzzing
+#   tools/NAME.sh              test/tools: the tools of tools/ (no server)
 #   regress/MODE/NAME          pg_regress: sql/NAME.sql, and the mode suites
 #                              test/session/sql (NAME session) and
 #                              test/strict/sql (NAME strict); MODE is session,
@@ -55,6 +56,7 @@ UNPRELOADED="test/session test/security"	# on the shared server, shardid not pre
 REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh"
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
 OWN_SERVERS="test/cluster test/failover test/citus"	# each starts and stops its own
+TOOLS="test/tools"	# the project's tools (tools/), no server
 
 passed=0
 failed=0
@@ -152,6 +154,11 @@ if selected unit/core; then
 	echo "== the pure core (test/unit)"
 	bash test/unit/run.sh
 	record unit/core $?
+fi
+
+if selected tools/; then
+	echo "== the tools (test/tools)"
+	own_server_scripts $TOOLS
 fi
 
 port=$SHARDID_PORT_BASE

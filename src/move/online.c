@@ -301,8 +301,16 @@ step_wait_sync(void)
 			char	   *orphans = orphaned_syncs();
 			long		errors = sync_errors();
 
-			/* a sync that fails again and again (a full disk): give up now */
-			if (errors0 < 0)
+			/*
+			 * A sync that fails again and again (a full disk): give up now.
+			 * An orphaned sync fails at every start of its worker (each
+			 * wal_retrieve_retry_interval), so while one is seen its errors
+			 * are its own and do not count: it is copied again once seen
+			 * twice.  Counted between two looks without one.
+			 */
+			if (orphans != NULL)
+				errors0 = -1;
+			else if (errors0 < 0)
 				errors0 = errors;
 			else if (errors >= 0 && errors - errors0 >= SYNC_ERRORS_MAX)
 				fail("the initial copy keeps failing on the --to server (%ld of %ld tables ready): %s",

@@ -1,7 +1,7 @@
 # test/citus/lib.bash: a Citus cluster for shardid's Citus tests.  Source it
 # from a script in test/citus; it is not a test itself.
 #
-# It builds Citus (test/pg/build-citus.sh, cached) into a copy of the server
+# It builds Citus (tools/pg/build-citus.sh, cached) into a copy of the server
 # PG_CONFIG names, installs shardid into that copy from a scratch copy of the
 # checkout, and gives citus_start, which starts a coordinator and two
 # workers on this machine: shared_preload_libraries = 'citus,shardid',
@@ -15,7 +15,7 @@ checkout=$(pwd)
 # Citus goes into a copy of the server (build.sh); shardid is installed
 # into that copy only, never into the server PG_CONFIG names
 build_out=$(mktemp)
-test/pg/build-citus.sh "${PG_CONFIG:-pg_config}" >"$build_out"
+tools/pg/build-citus.sh "${PG_CONFIG:-pg_config}" >"$build_out"
 status=$?
 citus_pg_config=$(tail -1 "$build_out")
 rm -f "$build_out"
@@ -26,11 +26,11 @@ case $status in
 	exit 77
 	;;
 *)
-	echo "FAIL: test/pg/build-citus.sh failed"
+	echo "FAIL: tools/pg/build-citus.sh failed"
 	exit 1
 	;;
 esac
-[ -x "$citus_pg_config" ] || { echo "FAIL: test/pg/build-citus.sh gave no pg_config"; exit 1; }
+[ -x "$citus_pg_config" ] || { echo "FAIL: tools/pg/build-citus.sh gave no pg_config"; exit 1; }
 export PG_CONFIG=$citus_pg_config
 
 SHARDID_TMP=""		# its own directory and servers, removed at exit

@@ -362,7 +362,14 @@ fi
 # above).  The state is made here directly, but for the sync's replication
 # origin, whose reserved name SQL cannot create: the sync worker then fails
 # on the missing origin before the missing slot.  The move copies again.
+# The failing sync's worker is started again every 20 ms here, and rows are
+# written while the move runs, so that the apply worker, woken by each
+# commit, starts it that often: it fails far more often than the move's
+# limit of sync errors between two of its looks (5 s).  Those errors are the
+# orphan's own and must not end the move (1.2 gave up on them: "the initial
+# copy keeps failing ... 28 sync errors", on a loaded machine).
 if run_paused copy --online; then
+	on "$dst" -c "ALTER SYSTEM SET wal_retrieve_retry_interval = '20ms'" -c "SELECT pg_reload_conf()" >/dev/null
 	sub=""
 	for i in $(seq 1 600); do
 		# the move's subscription: shardid_move_5_<move id>
@@ -380,10 +387,16 @@ ALTER SUBSCRIPTION $subname ENABLE;
 SQL
 	add_row "$src" || fail "orphaned sync: no write before the cutover"
 	rm -f "$marker"
+	for i in $(seq 1 3000); do
+		kill -0 "$pid" 2>/dev/null || break
+		add_row "$src"
+	done
 	wait "$pid"
 	status=$?
 	pid=""
+	on "$dst" -c "ALTER SYSTEM RESET wal_retrieve_retry_interval" -c "SELECT pg_reload_conf()" >/dev/null
 	expect "$status" = 0 "orphaned sync: the move finishes"
+	[ "$status" = 0 ] || cat "$SHARDID_TMP/move.log"
 	grep -q "starting the initial copy again" "$SHARDID_TMP/move.log" ||
 		fail "orphaned sync: the initial copy was not begun again: $(cat "$SHARDID_TMP/move.log")"
 	check_state "$dst" "orphaned sync"

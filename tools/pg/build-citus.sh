@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/pg/build-citus.sh [PG_CONFIG]: build Citus for shardid's Citus tests and
+# tools/pg/build-citus.sh [PG_CONFIG]: build Citus for shardid's Citus tests and
 # print, on the last line of stdout, the pg_config of a PostgreSQL install
 # that has Citus in it.
 #
@@ -11,7 +11,7 @@
 # Citus is installed into a copy of the PostgreSQL install that PG_CONFIG
 # (argument or environment) names, never into that install itself: the copy
 # lives in $SHARDID_PG_CACHE/citus-<tarball sha256>-pg<version>-<configure
-# hash> (default cache /var/cache/shardid, the one test/pg/build.sh uses), so
+# hash> (default cache /var/cache/shardid, the one tools/pg/build.sh uses), so
 # a second run with the same tarball and the same server reuses it and
 # builds nothing.  PostgreSQL installs are relocatable, so the copy works
 # where it is; the tests then `make install` shardid into it.  Run as root
