@@ -78,7 +78,7 @@ move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
 .PHONY: move install-move uninstall-move clean-move
-.PHONY: deps demo test bench unit sanitize soak
+.PHONY: deps demo test bench unit sanitize soak deb dist
 
 # Debian packages the build and the suites need (root, apt-get); see test/deps.sh
 deps:
@@ -111,3 +111,10 @@ soak: deps
 
 sanitize: deps
 	PG_CONFIG=$(PG_CONFIG) test/sanitize.sh
+
+# packages: the Debian packages postgresql-MAJOR-shardid into dist/ (after
+# `make deps`), and the PGXN release file dist/shardid-X.Y.Z.zip
+deb:
+	tools/deb.sh dist
+dist:
+	tools/dist.sh dist

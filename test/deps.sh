@@ -15,12 +15,15 @@
 #   test/sanitize.sh valgrind (and gcc's UBSan runtime)
 #   test/client      node and npm (skipped when missing; not installed here)
 #   test/bench       gnuplot-nox
+#   make deb, dist   debhelper, postgresql-server-dev-all (pg_buildext),
+#                    dpkg-dev; the package tests: pgxnclient, unzip
 # A pg_config of a server built from source (PG_CONFIG=/path/to/pg_config)
 # must have its headers already: nothing from Debian would match it.
 set -eu
 
 pg_config=${PG_CONFIG:-pg_config}
-packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind"
+packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
+	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip"
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox"
 
 if command -v "$pg_config" >/dev/null 2>&1 && major=$("$pg_config" --version 2>/dev/null); then

@@ -281,14 +281,14 @@ for i in $(seq 1 500); do
 	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.02
 done
+no_restore_left() { ! pgrep -f "pg_restore.*$dst" >/dev/null; }
 if [ $seen = 1 ]; then
 	kill -INT "$pid"
 	wait "$pid"
 	status=$?
 	pid=""
 	expect "$status" = 1 "SIGINT during pg_restore: exit status"
-	sleep 0.2
-	expect "$(pgrep -c -f "pg_restore.*$dst" || true)" = 0 "SIGINT during pg_restore: pg_restore processes left"
+	wait_until "SIGINT during pg_restore: no pg_restore process left" no_restore_left
 	check_state "$src" "SIGINT during pg_restore"
 	echo "ok SIGINT during pg_restore"
 else

@@ -15,8 +15,8 @@ CREATE TABLE s4.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(4), phase int);
 SQL
 # borrow until the shard is at least 3 s ahead (SHARDID_DRIVE_LIMIT)
 borrow_ahead 4 3000 -p $port -d app || finish
-q_at $port -c "ALTER SYSTEM SET shardid.max_lead_ms = 0" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 0.5
+q_at $port -c "ALTER SYSTEM SET shardid.max_lead_ms = 0" >/dev/null
+reload_conf -p $port -d app
 setting=$(q_at $port -c "SHOW shardid.max_lead_ms")
 ahead1=$(q_at $port -c "INSERT INTO s4.t (phase) VALUES (1) RETURNING shardid.id_time(id) > clock_timestamp()")
 ahead2=$(q_at $port -c "WITH i AS (INSERT INTO s4.t (phase) SELECT 2 FROM generate_series(1, 5000) RETURNING id)

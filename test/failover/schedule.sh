@@ -210,11 +210,11 @@ for round in $(seq "$rounds"); do
 	pick offset 0 -3 -10 2
 	echo "--- round $round: $repl replication, standby lags: $lag, primary $primary stops $fault, then $after (clock $offset s)"
 	if [ "$repl" = sync ]; then
-		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
+		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = '*'" >/dev/null
 	else
-		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = ''" -c "SELECT pg_reload_conf()" >/dev/null
+		q_at "${port[$primary]}" -c "ALTER SYSTEM SET synchronous_standby_names = ''" >/dev/null
 	fi
-	sleep 0.5
+	reload_conf -p "${port[$primary]}" -d app || return 1
 	wr=""
 	if [ "$lag" = yes ]; then
 		wr=$(walreceiver_pid)

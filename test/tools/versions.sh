@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The version is said in one place and repeated where packaging needs it:
+# shardid.control's default_version X.Y is the version every file below
+# names, as X.Y.0 where the format wants three parts:
+#   META.json        "version" and provides.shardid.version (PGXN), and
+#                    provides.shardid.file, which must exist
+#   debian/changelog the newest entry, X.Y.0-N
+#   CHANGELOG.md     the first "## X.Y" heading
+#   shardid--X.Y.sql the install script, built by make (its sources exist)
+# Needs python3 and dpkg-parsechangelog (dpkg-dev).
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib_script.sh
+
+control=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" shardid.control)
+[ -n "$control" ] || fail "no default_version in shardid.control"
+read -r meta provides file <<<"$(python3 -c '
+import json
+m = json.load(open("META.json"))
+p = m["provides"]["shardid"]
+print(m["version"], p["version"], p["file"])')"
+deb=$(dpkg-parsechangelog -l debian/changelog -S Version)
+changelog=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1)
+echo "control $control, META.json $meta (provides $provides, $file), debian $deb, CHANGELOG $changelog"
+expect "$meta" = "$control.0" "META.json version"
+expect "$provides" = "$control.0" "META.json provides.shardid.version"
+expect "${deb%-*}" = "$control.0" "debian/changelog's upstream version"
+expect "$changelog" = "$control" "CHANGELOG.md's newest release"
+[ -f "$file" ] || fail "META.json provides.shardid.file $file does not exist"
+grep -q -- "--$control.sql" Makefile || fail "the Makefile does not build shardid--$control.sql"
+finish
