@@ -15,6 +15,11 @@
 
 #include "move.h"
 
+static void wait_clock(Server *s, const char *what_then);
+
+/* an id of the shard beyond the bound was reported (once a move) */
+static bool beyond_reported = false;
+
 static bool
 freeze_source_tx(Server *s)
 {
@@ -29,6 +34,15 @@ step_freeze(void)
 
 	M.step = "the freeze";
 	check_interrupt();
+	/*
+	 * The --to server's clock must pass the shard's newest id before the
+	 * cutover: waited for here, while the shard still takes writes, so that
+	 * only ids made from now on (the source's clock, at most the servers'
+	 * clock difference ahead of the target's) are waited for after the
+	 * freeze.
+	 */
+	if (!again)
+		wait_clock(&M.from, "nothing was frozen");
 	if (!tx_with_lock_retry(&M.from, freeze_source_tx, "refuse writes to the shard"))
 		fail("could not freeze shard %d on the --from server", M.shard);
 	M.changed = true;
@@ -85,9 +99,23 @@ step_verify(void)
 	free(b);
 }
 
-/* the target's clock past the newest id of the shard */
-static void
-wait_clock(void)
+/*
+ * The newest id of shard M.shard stored on server s (offline: the --from
+ * server before the freeze, the --to server after the copy) that the --to
+ * server's clock must pass before the cutover, as Unix-independent
+ * milliseconds of the epoch (shardid.id_millis()); NULL when there is none.
+ *
+ * Only the shard's own ids count, and only those less than bound_id, the
+ * smallest id of the millisecond shardid.max_lead_ms + 1,250 ms ahead of the
+ * --to server's clock (as far as strict mode lets a shard's ids run ahead of
+ * a clock): any role that may insert into a table of the shard can store any
+ * id there, and the cutover must not keep the shard's writes refused until
+ * the clock reaches a value such a role wrote.  An id of the shard beyond
+ * the bound is reported (its table, its time) and not waited for.  Each
+ * column is read by its table's owner (owner_values()).
+ */
+static char *
+newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
 {
 	PGresult   *res;
 	char	   *newest = NULL;
@@ -95,43 +123,74 @@ wait_clock(void)
 				n;
 	char	  **owners,
 			  **sqls,
-			  **vals;
-	double		deadline = now_seconds() + M.timeout;
+			  **vals,
+			  **names;
 
-	/* the newest id of each id column, read by the table's owner */
-	res = query(&M.to,
+	res = query(s,
 				"SELECT d.table_name, d.column_name, pg_catalog.pg_get_userbyid(c.relowner) "
 				"FROM shardid.id_defaults d "
-				"JOIN pg_catalog.pg_namespace s ON s.nspname = d.schema_name "
-				"JOIN pg_catalog.pg_class c ON c.relnamespace = s.oid AND c.relname = d.table_name "
-				"WHERE d.schema_name = $1::name",
+				"JOIN pg_catalog.pg_namespace s ON s.nspname OPERATOR(pg_catalog.=) d.schema_name "
+				"JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) s.oid "
+				"AND c.relname OPERATOR(pg_catalog.=) d.table_name "
+				"WHERE d.schema_name OPERATOR(pg_catalog.=) $1::name",
 				1, M.schema);
 	if (res == NULL)
-		fail("could not read the id columns of schema \"%s\" on the --to server: %s", M.schema, db_error());
+		fail("could not read the id columns of schema \"%s\" on the %s server: %s", M.schema,
+			 s == &M.to ? "--to" : "--from", db_error());
 	n = PQntuples(res);
 	owners = xcalloc(n + 1, sizeof(char *));
 	sqls = xcalloc(n + 1, sizeof(char *));
 	vals = xcalloc(n + 1, sizeof(char *));
+	names = xcalloc(n + 1, sizeof(char *));
 	for (i = 0; i < n; i++)
 	{
-		char	   *qt = quote_ident(&M.to, PQgetvalue(res, i, 0));
-		char	   *qc = quote_ident(&M.to, PQgetvalue(res, i, 1));
+		char	   *qt = quote_ident(s, PQgetvalue(res, i, 0));
+		char	   *qc = quote_ident(s, PQgetvalue(res, i, 1));
 
 		owners[i] = xstrdup(PQgetvalue(res, i, 2));
-		/* the owner reads the newest id; id_millis() runs below, as us */
-		sqls[i] = xprintf("SELECT pg_catalog.max(%s)::pg_catalog.text FROM %s.%s", qc, M.qschema, qt);
+		names[i] = xprintf("%s.%s", M.qschema, qt);
+		/* the newest id within the bound, and the newest beyond it */
+		sqls[i] = xprintf("SELECT pg_catalog.concat_ws(' ', "
+						  "pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8), "
+						  "pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) %s::pg_catalog.int8)) "
+						  "FROM %s.%s WHERE shardid.id_shard(%s) OPERATOR(pg_catalog.=) %d",
+						  qc, qc, bound_id, qc, qc, bound_id, M.qschema, qt, qc, M.shard);
 		free(qt);
 		free(qc);
 	}
 	PQclear(res);
-	if (!owner_values(&M.to, n, owners, sqls, vals))
+	if (!owner_values(s, n, owners, sqls, vals))
 		fail("could not find the newest id of shard %d: %s", M.shard, db_error());
 	for (i = 0; i < n; i++)
 	{
+		char		within[32] = "",
+					beyond[32] = "";
 		char	   *millis = NULL;
 
-		if (vals[i] &&
-			!get_value(&M.to, &millis, "SELECT shardid.id_millis($1::bigint)::pg_catalog.text", 1, vals[i]))
+		if (vals[i])
+			(void) sscanf(vals[i], "%31s %31s", within, beyond);
+		/* concat_ws skips a NULL: a lone value is beyond the bound if it is not below it */
+		if (within[0] && !beyond[0] && strtoll(within, NULL, 10) >= strtoll(bound_id, NULL, 10))
+		{
+			memcpy(beyond, within, sizeof(beyond));
+			within[0] = '\0';
+		}
+		if (beyond[0] && !beyond_reported)
+		{
+			char	   *when = NULL;
+
+			if (!get_value(s, &when, "SELECT shardid.id_time($1::pg_catalog.int8)::pg_catalog.text", 1, beyond))
+				when = xstrdup("?");
+			warning_msg("table %s holds id %s of shard %d, made for %s, more than %s ms ahead of the --to "
+						"server's clock: the cutover does not wait for it, and the shard's new ids will sort "
+						"below it", names[i], beyond, M.shard, when, bound_ms);
+			hint_msg("Any role that may insert into %s could have written it; find the row (WHERE id >= %s) "
+					 "and who wrote it before trusting the order of the shard's ids.", names[i], beyond);
+			free(when);
+			beyond_reported = true;
+		}
+		if (within[0] &&
+			!get_value(s, &millis, "SELECT shardid.id_millis($1::pg_catalog.int8)::pg_catalog.text", 1, within))
 			fail("could not decode the newest id of shard %d: %s", M.shard, db_error());
 		if (millis && (newest == NULL || atoll(millis) > atoll(newest)))
 		{
@@ -143,17 +202,50 @@ wait_clock(void)
 		free(owners[i]);
 		free(sqls[i]);
 		free(vals[i]);
+		free(names[i]);
 	}
 	free(owners);
 	free(sqls);
 	free(vals);
+	free(names);
+	return newest;
+}
+
+/*
+ * Wait until the --to server's clock is past the newest id of the shard
+ * (newest_own_id() on server s), at most --timeout; a clock that does not
+ * get there fails the move with what_then (whether writes are refused).
+ */
+static void
+wait_clock(Server *s, const char *what_then)
+{
+	char	   *newest;
+	char	   *bound_id = NULL,
+			   *bound_ms = NULL;
+	double		deadline = now_seconds() + M.timeout;
+
+	need(&M.to);
+	if (!get_value(&M.to, &bound_ms,
+				   "SELECT (max_lead_ms OPERATOR(pg_catalog.+) 1250)::pg_catalog.text FROM shardid.info()", 0) ||
+		!get_value(&M.to, &bound_id,
+				   "SELECT shardid.min_id(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
+				   "pg_catalog.make_interval(secs => $1::pg_catalog.float8 OPERATOR(pg_catalog./) 1000))::pg_catalog.text",
+				   1, bound_ms ? bound_ms : "0"))
+		fail("could not read the clock of the --to server: %s", db_error());
+	need(s);
+	newest = newest_own_id(s, bound_id, bound_ms);
+	free(bound_id);
 	if (newest == NULL)
+	{
+		free(bound_ms);
 		return;
+	}
 	for (;;)
 	{
 		char	   *behind = NULL;
 
 		check_interrupt();
+		need(&M.to);
 		if (!get_value(&M.to, &behind,
 					   "SELECT ($1::bigint - (pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint "
 					   "- (SELECT epoch_ms FROM shardid.info())))::text",
@@ -165,13 +257,15 @@ wait_clock(void)
 			break;
 		}
 		if (now_seconds() > deadline)
-			fail("the --to server's clock is %s ms behind the newest id of shard %d", behind, M.shard);
+			fail("the --to server's clock is %s ms behind the newest id of shard %d (%s)", behind, M.shard,
+				 what_then);
 		progress("waiting for the --to server's clock to pass the newest id: %s ms to go", behind);
 		nap(atoll(behind) > 100 ? 100 : (int) atoll(behind) + 1);
 		free(behind);
 	}
 	progress_end();
-	say("the --to server's clock is past the newest id of shard %d: its ids sort after all of them", M.shard);
+	free(newest);
+	free(bound_ms);
 }
 
 /* target: one transaction lets the copy take writes and registers the shard */
@@ -182,8 +276,10 @@ step_cutover(void)
 
 	M.step = "the cutover";
 	check_interrupt();
-	need(&M.to);
-	wait_clock();
+	wait_clock(&M.to, "writes to the shard are refused");
+	say(beyond_reported ?
+		"the --to server's clock is past the newest id of shard %d within the bound: its ids sort after those" :
+		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", M.shard);
 	check_interrupt();
 	need(&M.from);
 	if (!journal_write(&M.from, "source", "handing-over"))
