@@ -72,11 +72,22 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 (SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
 UNION ALL
 (SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
--- and 1.0 through 1.1
+-- the same from 1.2
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
+UNION ALL
+(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
+-- and 1.0 through 1.1 and 1.2, one release at a time
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.0';
 ALTER EXTENSION shardid UPDATE TO '1.1';
+ALTER EXTENSION shardid UPDATE TO '1.2';
 ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 (SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
 UNION ALL
 (SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
@@ -96,6 +107,19 @@ DROP TABLE up_t;
 DROP SEQUENCE up_seq;
 -- an unknown version is refused
 ALTER EXTENSION shardid UPDATE TO '9.9';
+
+-- the update from 1.2 runs section 0 first as well: it refuses a schema that
+-- holds anything that is not shardid's
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.2';
+CREATE FUNCTION shardid.planted() RETURNS integer LANGUAGE sql AS 'SELECT 1';
+\set VERBOSITY terse
+ALTER EXTENSION shardid UPDATE;
+\set VERBOSITY default
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+DROP FUNCTION shardid.planted();
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 
 -- a 1.0 database with logical shards: the update registers each shard that
 -- exactly one schema claims, and leaves the ambiguous ones to doctor()
