@@ -7,7 +7,7 @@ OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/sett
 
 # The current SQL is kept once, in src/sql/ (see src/sql/shardid.sql);
 # make builds from it the install script of the release in shardid.control
-# and its update from 1.2.  The released scripts (1.0, 1.0--1.1, 1.1--1.2)
+# and its update from 1.2, with sections 0 and 9 of 1.1--1.2.  The released scripts (1.0, 1.0--1.1, 1.1--1.2)
 # never change; make builds from them the install scripts of 1.1 and 1.2
 # and the direct update from 1.0 to 1.2, whose first statements are section
 # 0 of 1.1--1.2 (see that file).
@@ -70,19 +70,22 @@ $(EXTENSION)--1.0--1.2.sql: $(EXTENSION)--1.1--1.2.sql $(EXTENSION)--1.0--1.1.sq
 	  sed -n '1,/$(SECTION0_END)/p' $<; cat $(EXTENSION)--1.0--1.1.sql; \
 	  sed '1,/$(SECTION0_END)/d' $<; } >$@
 
-# From 1.3 on every install and update script is section 0
-# (src/sql/guard.sql), its own part, then section 9 (src/sql/last.sql);
-# $(call sql_script,<command it is for>) writes one from its prerequisites.
+# From 1.3 on every install and update script is section 0 of 1.1--1.2 (the
+# check of schema shardid), its own part, then section 9 of 1.1--1.2 (the
+# last privileges and checks): both stand once in the tree, in that released
+# script.  $(call sql_script,<command it is for>,<its part>) writes one.
+SECTION0 = sed -n '/^-- 0\. /{x;p;x;}; h; /^-- 0\. /,/^\$$section0\$$;/p' $(EXTENSION)--1.1--1.2.sql
+SECTION9 = sed -n '/^-- 9\. /{x;p;x;}; h; /^-- 9\. /,$$p' $(EXTENSION)--1.1--1.2.sql
 define sql_script
-{ printf '%s\n' '/* $@: made by make from $^; edit those */' '' \
+{ printf '%s\n' '/* $@: made by make from $(2) and sections 0 and 9 of $(EXTENSION)--1.1--1.2.sql; edit those */' '' \
 	'-- complain if script is sourced in psql, rather than via $(word 1,$(1)) EXTENSION' \
 	"\\echo Use \"$(1)\" to load this file. \\quit" ''; \
-  cat $^; } >$@
+  $(SECTION0); echo; cat $(2); echo; $(SECTION9); } >$@
 endef
-$(EXTENSION)--$(EXTVERSION).sql: src/sql/guard.sql src/sql/shardid.sql src/sql/last.sql
-	$(call sql_script,CREATE EXTENSION shardid)
-$(EXTENSION)--1.2--$(EXTVERSION).sql: src/sql/guard.sql src/sql/update--1.2--$(EXTVERSION).sql src/sql/last.sql
-	$(call sql_script,ALTER EXTENSION shardid UPDATE TO '$(EXTVERSION)')
+$(EXTENSION)--$(EXTVERSION).sql: src/sql/shardid.sql $(EXTENSION)--1.1--1.2.sql
+	$(call sql_script,CREATE EXTENSION shardid,$<)
+$(EXTENSION)--1.2--$(EXTVERSION).sql: src/sql/update--1.2--$(EXTVERSION).sql $(EXTENSION)--1.1--1.2.sql
+	$(call sql_script,ALTER EXTENSION shardid UPDATE TO '$(EXTVERSION)',$<)
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move

@@ -2,10 +2,12 @@
 -- release defines it, each once, in the order an install creates them.
 --
 -- make builds the install script shardid--<default_version>.sql from
--- src/sql/guard.sql (section 0: the check of schema shardid, the first
--- statement of every install and update), this file (sections 1 to 8) and
--- src/sql/last.sql (section 9: the last privileges and checks of every
--- install and update).  The update from the previous release is a delta,
+-- section 0 of shardid--1.1--1.2.sql (the check of schema shardid, the
+-- first statement of every install and update), this file (sections 1 to
+-- 8) and section 9 of shardid--1.1--1.2.sql (the last privileges and checks
+-- of every install and update).  Sections 0 and 9 stand once in the tree,
+-- in that released script; a release that changes one of them moves it
+-- into src/sql/.  The update from the previous release is a delta,
 -- src/sql/update--1.2--1.3.sql, that make puts between the same section 0
 -- and section 9.  A change of the release is made here and written into
 -- that update too; sql/upgrade.sql checks that every update path gives
@@ -16,8 +18,7 @@
 -- order they are created (views on functions, SQL functions on views, the
 -- Citus view on the registry), which one file shows as it is and a list of
 -- files in the Makefile would hide; one file is also read and searched at
--- once.  Sections 0 and 9 have files of their own because make puts them
--- into every install and update script.
+-- once.
 --
 -- The released scripts (shardid--1.0.sql, shardid--1.0--1.1.sql,
 -- shardid--1.1--1.2.sql) are never edited: make builds the install scripts

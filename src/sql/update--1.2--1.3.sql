@@ -1,6 +1,6 @@
 -- src/sql/update--1.2--1.3.sql: the update from 1.2 to 1.3, as a delta.
--- make builds shardid--1.2--1.3.sql from section 0 (src/sql/guard.sql),
--- this file and section 9 (src/sql/last.sql).
+-- make builds shardid--1.2--1.3.sql from section 0 of
+-- shardid--1.1--1.2.sql, this file and section 9 of shardid--1.1--1.2.sql.
 --
 -- Every SQL change of release 1.3 is made in src/sql/shardid.sql and
 -- written here too, as the statements that bring a 1.2 install to it
