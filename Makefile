@@ -7,10 +7,10 @@ OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/sett
 
 # The current SQL is kept once, in src/sql/ (see src/sql/shardid.sql);
 # make builds from it the install script of the release in shardid.control
-# and its update from 1.2, with sections 0 and 9 of 1.1--1.2.  The released scripts (1.0, 1.0--1.1, 1.1--1.2)
-# never change; make builds from them the install scripts of 1.1 and 1.2
-# and the direct update from 1.0 to 1.2, whose first statements are section
-# 0 of 1.1--1.2 (see that file).
+# and its update from 1.2, with sections 0 and 9 of 1.1--1.2.  The released
+# scripts (1.0, 1.0--1.1, 1.1--1.2) never change; make builds from them the
+# install scripts of 1.1 and 1.2 and the direct update from 1.0 to 1.2,
+# whose first statements are section 0 of 1.1--1.2 (see that file).
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(EXTENSION).control)
 DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.1--1.2.sql \
 	$(EXTENSION)--1.0.control
