@@ -51,6 +51,11 @@ WHERE object NOT LIKE 'type %'
    OR to_regclass(regexp_replace(object, '^type (.*?)(\[\])?$', '\1')) IS NULL
 ORDER BY 1;
 CREATE TEMP TABLE fresh AS SELECT * FROM shardid_state;
+-- what an updated install has that a fresh one has not, and the reverse
+CREATE TEMP VIEW differs_from_fresh AS
+(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
+UNION ALL
+(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
 
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.0';
@@ -59,9 +64,7 @@ ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 -- exactly what a fresh install gives: no object, owner, privilege,
 -- definition or comment missing or extra
-(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
-UNION ALL
-(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
+SELECT * FROM differs_from_fresh;
 ALTER EXTENSION shardid UPDATE;
 -- the same from 1.1
 DROP EXTENSION shardid;
@@ -69,17 +72,22 @@ CREATE EXTENSION shardid VERSION '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
-(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
-UNION ALL
-(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
--- and 1.0 through 1.1
+SELECT * FROM differs_from_fresh;
+-- the same from 1.2
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT * FROM differs_from_fresh;
+-- and 1.0 through 1.1 and 1.2, one release at a time
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.0';
 ALTER EXTENSION shardid UPDATE TO '1.1';
+ALTER EXTENSION shardid UPDATE TO '1.2';
 ALTER EXTENSION shardid UPDATE;
-(SELECT 'only fresh' AS side, * FROM fresh EXCEPT SELECT 'only fresh', * FROM shardid_state)
-UNION ALL
-(SELECT 'only updated', * FROM shardid_state EXCEPT SELECT 'only updated', * FROM fresh);
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT * FROM differs_from_fresh;
 
 -- the schema is fixed: DEFAULTs name shardid.next_id()
 ALTER EXTENSION shardid SET SCHEMA public;
@@ -96,6 +104,19 @@ DROP TABLE up_t;
 DROP SEQUENCE up_seq;
 -- an unknown version is refused
 ALTER EXTENSION shardid UPDATE TO '9.9';
+
+-- the update from 1.2 runs section 0 first as well: it refuses a schema that
+-- holds anything that is not shardid's
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.2';
+CREATE FUNCTION shardid.planted() RETURNS integer LANGUAGE sql AS 'SELECT 1';
+\set VERBOSITY terse
+ALTER EXTENSION shardid UPDATE;
+\set VERBOSITY default
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+DROP FUNCTION shardid.planted();
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 
 -- a 1.0 database with logical shards: the update registers each shard that
 -- exactly one schema claims, and leaves the ambiguous ones to doctor()

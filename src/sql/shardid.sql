@@ -1,0 +1,1832 @@
+-- src/sql/shardid.sql: every object of extension shardid as the current
+-- release defines it, each once, in the order an install creates them.
+--
+-- make builds the install script shardid--<default_version>.sql from
+-- section 0 of shardid--1.1--1.2.sql (the check of schema shardid, the
+-- first statement of every install and update), this file (sections 1 to
+-- 8) and section 9 of shardid--1.1--1.2.sql (the last privileges and checks
+-- of every install and update).  Sections 0 and 9 stand once in the tree,
+-- in that released script; a release that changes one of them moves it
+-- into src/sql/.  The update from the previous release is a delta,
+-- src/sql/update--1.2--1.3.sql, that make puts between the same section 0
+-- and section 9.  A change of the release is made here and written into
+-- that update too; sql/upgrade.sql checks that every update path gives
+-- exactly what a fresh install of this file gives.
+--
+-- One file under headings, as pgvector's sql/vector.sql, rather than one
+-- file per function as pg_partman: the objects depend on each other in the
+-- order they are created (views on functions, SQL functions on views, the
+-- Citus view on the registry), which one file shows as it is and a list of
+-- files in the Makefile would hide; one file is also read and searched at
+-- once.
+--
+-- The released scripts (shardid--1.0.sql, shardid--1.0--1.1.sql,
+-- shardid--1.1--1.2.sql) are never edited: make builds the install scripts
+-- of 1.1 and 1.2 and the update 1.0--1.2 from them alone.
+
+-- =====================================================================
+-- 1. Schema shardid and what belongs in it
+-- =====================================================================
+
+-- CREATE EXTENSION creates schema shardid; every role may call into it
+-- (functions are executable by PUBLIC by default, views need a grant below)
+GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
+
+-- Every object in schema shardid that is not shardid's own: anything that
+-- is not a member of the extension (or part of a member, like a table's
+-- row type), and any member that a role which is no superuser owns (the
+-- extension's owner can add its own objects with ALTER EXTENSION ... ADD).
+-- doctor() reports them; check_no_foreign_objects() refuses them, here and
+-- at the end of every install and update (section 9).
+CREATE FUNCTION foreign_objects(OUT object text, OUT owner name)
+RETURNS SETOF record
+AS $$
+WITH RECURSIVE ext AS (
+    SELECT e.oid AS extoid, e.extnamespace AS ns FROM pg_extension e WHERE e.extname = 'shardid'
+), ours(classid, objid) AS (
+    SELECT d.classid, d.objid FROM pg_depend d, ext
+    WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.extoid AND d.deptype = 'e'
+    UNION
+    SELECT d.classid, d.objid FROM pg_depend d
+    JOIN ours o ON d.refclassid = o.classid AND d.refobjid = o.objid
+    WHERE d.deptype IN ('i', 'a')
+), present(classid, objid, owner) AS (
+    SELECT 'pg_proc'::regclass, oid, proowner FROM pg_proc, ext WHERE pronamespace = ext.ns
+    UNION ALL SELECT 'pg_class'::regclass, oid, relowner FROM pg_class, ext WHERE relnamespace = ext.ns
+    UNION ALL SELECT 'pg_type'::regclass, oid, typowner FROM pg_type, ext WHERE typnamespace = ext.ns
+    UNION ALL SELECT 'pg_operator'::regclass, oid, oprowner FROM pg_operator, ext WHERE oprnamespace = ext.ns
+    UNION ALL SELECT 'pg_collation'::regclass, oid, collowner FROM pg_collation, ext WHERE collnamespace = ext.ns
+    UNION ALL SELECT 'pg_conversion'::regclass, oid, conowner FROM pg_conversion, ext WHERE connamespace = ext.ns
+    UNION ALL SELECT 'pg_opclass'::regclass, oid, opcowner FROM pg_opclass, ext WHERE opcnamespace = ext.ns
+    UNION ALL SELECT 'pg_opfamily'::regclass, oid, opfowner FROM pg_opfamily, ext WHERE opfnamespace = ext.ns
+    UNION ALL SELECT 'pg_statistic_ext'::regclass, oid, stxowner FROM pg_statistic_ext, ext WHERE stxnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_config'::regclass, oid, cfgowner FROM pg_ts_config, ext WHERE cfgnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_dict'::regclass, oid, dictowner FROM pg_ts_dict, ext WHERE dictnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_parser'::regclass, oid, NULL::oid FROM pg_ts_parser, ext WHERE prsnamespace = ext.ns
+    UNION ALL SELECT 'pg_ts_template'::regclass, oid, NULL::oid FROM pg_ts_template, ext WHERE tmplnamespace = ext.ns
+    UNION ALL SELECT 'pg_extension'::regclass, e.oid, e.extowner FROM pg_extension e, ext
+              WHERE e.extnamespace = ext.ns AND e.oid <> ext.extoid
+)
+SELECT pg_describe_object(p.classid, p.objid, 0), pg_get_userbyid(p.owner)
+FROM present p
+WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid = p.classid AND o.objid = p.objid)
+   OR p.owner IS NOT NULL AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = p.owner)
+ORDER BY 1
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION foreign_objects() IS
+'objects in schema shardid that are not shardid''s own, or that a role which is no superuser owns; doctor() reports them';
+
+CREATE FUNCTION check_no_foreign_objects()
+RETURNS void
+AS $$
+DECLARE
+    found_objects text;
+BEGIN
+    SELECT string_agg(format('%s (owner %s)', f.object, f.owner), ', ')
+    INTO found_objects FROM shardid.foreign_objects() f;
+    IF found_objects IS NOT NULL THEN
+        RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions.', found_objects),
+                  HINT = 'A superuser should find out who created them, remove them from the extension (ALTER EXTENSION shardid DROP ...) and drop them or move them to another schema, and run the command again.';
+    END IF;
+END
+$$ LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_no_foreign_objects() IS
+'raise an error if schema shardid holds objects that are not shardid''s own';
+
+-- The schema goes to the role that runs this script (a superuser: section 0
+-- refused a schema of any other role), every privilege on it but USAGE is
+-- taken from everyone else, and the script stops if the schema holds
+-- anything that is not shardid's.
+--
+-- A role that could create in the schema before (a role that is a member of
+-- its owner, or holds CREATE on it) could have an object in the making in a
+-- transaction still open, which the check cannot see.  So this waits, up to
+-- a minute, until no such role has a transaction that has written
+-- something, and checks again; doctor() reports anything that slips in all
+-- the same.
+DO $$
+DECLARE
+    ns oid := (SELECT e.extnamespace FROM pg_catalog.pg_extension e
+               WHERE e.extname OPERATOR(pg_catalog.=) 'shardid');
+    creators oid[];
+    g record;
+    n integer := 0;
+BEGIN
+    -- the roles that may create in the schema now, superusers aside
+    SELECT pg_catalog.array_agg(DISTINCT r.oid) INTO creators
+    FROM pg_catalog.pg_namespace s, pg_catalog.pg_roles r
+    WHERE s.oid OPERATOR(pg_catalog.=) ns AND NOT r.rolsuper
+      AND (r.oid OPERATOR(pg_catalog.=) s.nspowner
+           OR pg_catalog.has_schema_privilege(r.oid, s.oid, 'CREATE'));
+
+    PERFORM shardid.check_no_foreign_objects();
+
+    EXECUTE pg_catalog.format('ALTER SCHEMA shardid OWNER TO %I', CURRENT_USER);
+    -- ALTER SCHEMA ... OWNER kept the privileges others held; take them all
+    FOR g IN
+        SELECT DISTINCT a.grantee, a.grantor
+        FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
+        WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.grantee OPERATOR(pg_catalog.<>) s.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid FROM %s GRANTED BY %I CASCADE',
+                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                  pg_catalog.pg_get_userbyid(g.grantor));
+    END LOOP;
+    EXECUTE 'GRANT USAGE ON SCHEMA shardid TO PUBLIC';
+
+    IF creators IS NOT NULL THEN
+        WHILE EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
+                      WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                        AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                        AND a.backend_xid IS NOT NULL
+                        AND (SELECT pg_catalog.bool_or(pg_catalog.pg_has_role(a.usesysid, c, 'MEMBER'))
+                             FROM pg_catalog.unnest(creators) c)) LOOP
+            n := n OPERATOR(pg_catalog.+) 1;
+            IF n OPERATOR(pg_catalog.>) 600 THEN
+                RAISE EXCEPTION 'could not take schema shardid over: a role that could create objects in it has a transaction open'
+                    USING ERRCODE = 'lock_not_available',
+                          DETAIL = 'Objects that transaction makes in the schema would not be checked.',
+                          HINT = 'Run the command again when those sessions are idle (see pg_stat_activity).';
+            END IF;
+            PERFORM pg_catalog.pg_sleep(0.1);
+        END LOOP;
+        PERFORM shardid.check_no_foreign_objects();
+    END IF;
+END
+$$;
+
+-- =====================================================================
+-- 2. Ids: made, packed and decoded
+-- =====================================================================
+
+-- Volatility and parallel labels, in short:
+--  * next_id() reads the clock and moves stamping state: VOLATILE.  The
+--    two-argument form is PARALLEL UNSAFE because, without shared state, its
+--    guard lives in one backend, and a parallel worker is another backend
+--    (its nextval() argument is parallel unsafe anyway).  The one-argument
+--    form only ever uses shared memory, which every worker sees: SAFE.
+--  * make_id(), id_millis(), id_shard(), id_seq() are pure bit arithmetic:
+--    IMMUTABLE, usable in indexes, constraints and partition keys.
+--  * id_time(), decode(), min_id(), max_id() read the shardid.epoch setting:
+--    STABLE, never IMMUTABLE (a different epoch gives a different answer).
+--  * Every function is STRICT: NULL in, NULL out.
+CREATE FUNCTION next_id(shard integer, seq bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_next_id'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION next_id(integer, bigint) IS
+'new id for a shard: wall clock ms since shardid.epoch, the shard, and seq & 1023; use as a column DEFAULT with nextval()';
+
+CREATE FUNCTION next_id(shard integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_next_id_counter'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION next_id(integer) IS
+'new id for a shard with its seq field from a shared counter instead of a sequence; needs shardid in shared_preload_libraries';
+
+-- n ids of a shard in one call (strict mode), reserved in the shard's
+-- shared state at once: the same ids n calls of next_id(shard) would make.
+-- No SET clause, as next_id(): the C function resolves no name through the
+-- search path, and a SET would be applied again for each row returned.
+CREATE FUNCTION shardid.next_ids(shard integer, n integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'shardid_next_ids'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+ROWS 1000;
+
+COMMENT ON FUNCTION shardid.next_ids(integer, integer) IS
+'n new ids (1 to 1000000) of the shard, increasing, as n calls of next_id(shard) would make them, reserved at once (strict mode)';
+
+CREATE FUNCTION make_id(millis bigint, shard integer, seq bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_make_id'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION make_id(bigint, integer, bigint) IS
+'id packed from explicit ms since shardid.epoch, shard and seq; for backfills and tests';
+
+CREATE FUNCTION id_millis(id bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_id_millis'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_millis(bigint) IS
+'time field of an id: ms since shardid.epoch (41 bits, read unsigned)';
+
+CREATE FUNCTION id_shard(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'shardid_id_shard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_shard(bigint) IS
+'shard field of an id (13 bits)';
+
+CREATE FUNCTION id_seq(id bigint)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'shardid_id_seq'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_seq(bigint) IS
+'seq field of an id (10 bits)';
+
+CREATE FUNCTION id_time(id bigint)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_id_time'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_time(bigint) IS
+'moment an id was made: shardid.epoch plus its time field';
+
+CREATE FUNCTION decode(id bigint,
+                       OUT created_at timestamptz,
+                       OUT shard integer,
+                       OUT seq integer,
+                       OUT millis bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_decode'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION decode(bigint) IS
+'all fields of an id: SELECT d.* FROM t, shardid.decode(t.id) d';
+
+CREATE FUNCTION min_id(ts timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_min_id'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION min_id(timestamptz) IS
+'smallest id that can carry the millisecond of ts; WHERE id BETWEEN min_id(a) AND max_id(b) scans the primary key';
+
+CREATE FUNCTION max_id(ts timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_max_id'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION max_id(timestamptz) IS
+'largest id that can carry the millisecond of ts';
+
+-- The largest shard number, from the C constant of the layout: SQL code
+-- takes the limit from here.
+CREATE FUNCTION max_shard()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'shardid_max_shard'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION max_shard() IS
+'largest shard number of the id layout (8191)';
+
+CREATE FUNCTION info(OUT epoch timestamptz,
+                     OUT epoch_ms bigint,
+                     OUT layout text,
+                     OUT max_shard integer,
+                     OUT ids_per_ms_per_shard integer,
+                     OUT sign_bit_at timestamptz,
+                     OUT time_field_ends_at timestamptz,
+                     OUT mode text,
+                     OUT shared_memory text,
+                     OUT max_lead_ms integer,
+                     OUT clock_waits bigint,
+                     OUT clock_behind_calls bigint,
+                     OUT max_clock_step_back_ms bigint,
+                     OUT seeded_at timestamptz,
+                     OUT high_water_mark timestamptz,
+                     OUT high_water_writes bigint,
+                     OUT ids_epoch timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_info'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION info() IS
+'the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, and the durable high-water mark and epoch of the ids';
+
+-- =====================================================================
+-- 3. Durable high-water mark and the epoch of the ids
+-- =====================================================================
+
+-- Two replication origins, cluster-wide (pg_replication_origin is a shared
+-- catalog), hold what must survive crashes, restarts and failovers: H, the
+-- bound no id's time ever passes, and the epoch the server's ids were made
+-- with.  Core WAL-logs their progress, replays it on standbys and after a
+-- crash, and checkpoints it.  Another database's install may have made them
+-- already; dropping the extension leaves them, as other databases may use
+-- them.
+SELECT pg_catalog.pg_replication_origin_create(o.name)
+FROM (VALUES ('shardid_high_water'), ('shardid_epoch')) o(name)
+WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname = o.name);
+
+CREATE FUNCTION adopt_epoch()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_adopt_epoch_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION adopt_epoch() IS
+'superusers: make the shardid.epoch in force the epoch of this server''s ids, a deliberate new start (migration step); returns it';
+
+REVOKE EXECUTE ON FUNCTION adopt_epoch() FROM PUBLIC;
+
+-- The durable high-water mark H: raised by hand (superusers, for tools and
+-- after pg_upgrade, which does not carry replication origins), and watched
+-- by doctor() through mark_status() and stored_newest().
+CREATE FUNCTION shardid.raise_high_water(at timestamptz)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_raise_high_water_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.raise_high_water(timestamptz) IS
+'superusers: raise the durable high-water mark to at least the given moment (confirmed by the synchronous standbys), so that every id this server makes from now on is later; returns the mark';
+
+REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz) FROM PUBLIC;
+
+CREATE FUNCTION shardid.mark_status(
+    OUT high_water_origin boolean,
+    OUT epoch_origin boolean,
+    OUT high_water_mark timestamptz,
+    OUT high_water_ahead_ms bigint,
+    OUT origin_slots_setting text,
+    OUT origin_slots integer,
+    OUT unconfirmed_raises bigint,
+    OUT stored_checks bigint,
+    OUT stored_moves bigint,
+    OUT stored_unindexed bigint,
+    OUT stored_too_far bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_mark_status'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.mark_status() IS
+'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the checks of stored ids since the server started (strict mode)';
+
+CREATE FUNCTION shardid.stored_newest(shard integer,
+    OUT newest_id bigint, OUT tables integer, OUT unindexed integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_stored_newest_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.stored_newest(integer) IS
+'superusers: the newest id of the shard stored in the tables of the schema shard_registry names for it whose id column has a next_id() DEFAULT of the shard, read through a plain btree index on the id column (rows of aborted transactions left out); tables read, and tables skipped (no such index, or locked)';
+
+REVOKE EXECUTE ON FUNCTION shardid.stored_newest(integer) FROM PUBLIC;
+
+-- =====================================================================
+-- 4. Logical shards: the catalog of id DEFAULTs and the shard registry
+-- =====================================================================
+
+-- Reads a stored DEFAULT expression tree (pg_attrdef.adbin) without
+-- evaluating it: whether it calls one of the given next_id() functions, the
+-- one-argument form or not, the shard when it is a constant, and the
+-- sequence when the seq argument is nextval() of a constant.
+CREATE FUNCTION default_call(expr pg_node_tree,
+                             next_id_seq regprocedure,
+                             next_id_counter regprocedure,
+                             OUT calls_next_id boolean,
+                             OUT counter boolean,
+                             OUT shard integer,
+                             OUT sequence regclass)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_default_call'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION default_call(pg_node_tree, regprocedure, regprocedure) IS
+'the next_id() call a stored DEFAULT expression makes, read from its tree: form, constant shard, sequence';
+
+-- pg_get_expr() locks the table to read its column names, and another
+-- session may hold that lock as long as it likes (its temporary table, a
+-- long ALTER TABLE): the views and doctor() would wait with it.
+CREATE FUNCTION default_text(expr pg_node_tree, tab oid)
+RETURNS text
+AS 'MODULE_PATHNAME', 'shardid_default_text'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION default_text(pg_node_tree, oid) IS
+'a stored DEFAULT as text, or NULL at once when its table is locked by another session (tab 0: a domain''s DEFAULT)';
+
+-- Every column whose DEFAULT calls next_id(): its own DEFAULT, or, for a
+-- column without one, the DEFAULT of its domain (via_domain).  id_type is
+-- the column's type with a domain taken down to its base type.
+CREATE VIEW id_defaults AS
+SELECT n.nspname AS schema_name,
+       c.relname AS table_name,
+       a.attname AS column_name,
+       c.oid AS table_oid,
+       dc.shard::bigint AS shard,
+       shardid.default_text(x.expr, x.expr_table) AS default_expr,
+       dc.sequence AS sequence_name,
+       a.atttypid::regtype AS column_type,
+       dc.counter AS sequence_free,
+       dc.calls_next_id AS plain_call,
+       (SELECT i.inhparent::regclass FROM pg_catalog.pg_inherits i
+         WHERE c.relispartition AND i.inhrelid = c.oid) AS partition_of,
+       x.via_domain,
+       (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::regtype AS id_type
+FROM (SELECT d.adrelid AS relid, d.adnum AS attnum, d.adbin AS expr, d.adrelid AS expr_table,
+             NULL::regtype AS via_domain
+      FROM pg_catalog.pg_attrdef d
+      WHERE EXISTS (SELECT FROM pg_catalog.pg_depend dep
+                    WHERE dep.classid = 'pg_catalog.pg_attrdef'::regclass AND dep.objid = d.oid
+                      AND dep.refclassid = 'pg_catalog.pg_proc'::regclass
+                      AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                           'shardid.next_id(integer)'::regprocedure))
+      UNION ALL
+      SELECT a.attrelid, a.attnum, t.typdefaultbin, 0::oid, t.oid::regtype
+      FROM pg_catalog.pg_type t
+      JOIN pg_catalog.pg_attribute a ON a.atttypid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+                                     AND NOT a.atthasdef
+      WHERE t.typtype = 'd' AND t.typdefaultbin IS NOT NULL
+        AND EXISTS (SELECT FROM pg_catalog.pg_depend dep
+                    WHERE dep.classid = 'pg_catalog.pg_type'::regclass AND dep.objid = t.oid
+                      AND dep.refclassid = 'pg_catalog.pg_proc'::regclass
+                      AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                           'shardid.next_id(integer)'::regprocedure))) x
+JOIN pg_catalog.pg_class c ON c.oid = x.relid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = x.relid AND a.attnum = x.attnum
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                        'shardid.next_id(integer)'::regprocedure) dc
+WHERE c.relkind IN ('r', 'p');
+
+COMMENT ON VIEW id_defaults IS
+'every column whose DEFAULT (its own, or its domain''s) calls shardid.next_id(), read from the expression tree: shard and sequence when the DEFAULT is a plain call, column type';
+
+GRANT SELECT ON id_defaults TO PUBLIC;
+
+-- The shard registry: which schema holds which logical shard here.
+-- Routing (shard_schema(), id_schema(), the shards view) reads only this,
+-- so a DEFAULT that some role writes into a table of its own cannot make
+-- routing fail or answer differently.  create_shards(), provision_shards()
+-- and shardid-move keep it; register_shard() and unregister_shard() do it
+-- by hand.  Everyone may read it; superusers, the database owner and the
+-- roles they grant INSERT and DELETE on it may change it.  pg_dump includes
+-- its rows.
+CREATE TABLE shard_registry (
+    shard integer PRIMARY KEY
+        CONSTRAINT shard_registry_shard_check CHECK (shard >= 0 AND shard <= shardid.max_shard()),
+    schema_name name NOT NULL UNIQUE,
+    registered_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    registered_by name NOT NULL DEFAULT CURRENT_USER
+);
+
+COMMENT ON TABLE shard_registry IS
+'the schema of each logical shard in this database; routing reads only this table';
+
+SELECT pg_catalog.pg_extension_config_dump('shard_registry', '');
+
+GRANT SELECT ON shard_registry TO PUBLIC;
+-- The database's owner, whoever it is now (pg_database_owner), may write
+-- the registry; a superuser grants others by name.  PUBLIC gets nothing but
+-- SELECT: DELETE would also let anyone LOCK the table and stall routing.
+GRANT INSERT, DELETE ON shard_registry TO pg_database_owner;
+
+-- Writing the registry: superusers, members of the database's owner as it
+-- is now, and roles a superuser granted INSERT (to register) or DELETE (to
+-- unregister) on shardid.shard_registry by name.  Every write, through
+-- register_shard() or not, passes this check (trigger registry_guard).
+CREATE FUNCTION check_registry_writer(what text)
+RETURNS void
+AS $$
+DECLARE
+    privilege text := CASE what WHEN 'unregister' THEN 'DELETE' ELSE 'INSERT' END;
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+       OR pg_has_role((SELECT db.datdba FROM pg_database db WHERE db.datname = current_database()), 'MEMBER')
+       OR EXISTS (SELECT FROM pg_class c, aclexplode(c.relacl) a
+                  WHERE c.oid = 'shardid.shard_registry'::regclass
+                    AND a.grantee <> 0 AND a.privilege_type = privilege
+                    AND pg_has_role(a.grantee, 'MEMBER')) THEN
+        RETURN;
+    END IF;
+    RAISE EXCEPTION 'permission denied to % shards', what
+        USING ERRCODE = 'insufficient_privilege',
+              DETAIL = 'Routing reads shardid.shard_registry, which superusers, the owner of the database and the roles a superuser granted INSERT and DELETE on it may change.',
+              HINT = format('A superuser can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', current_user);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_registry_writer(text) IS
+'raise an error unless the current role may write shardid.shard_registry';
+
+-- every row written to the registry, by whatever statement
+CREATE FUNCTION registry_guard()
+RETURNS trigger
+AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        RAISE EXCEPTION 'the shard registry is not updated in place'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Use shardid.unregister_shard() and shardid.register_shard().';
+    END IF;
+    PERFORM shardid.check_registry_writer(CASE TG_OP WHEN 'DELETE' THEN 'unregister' ELSE 'register' END);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    IF NEW.shard < 0 OR NEW.shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', NEW.shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    IF NEW.schema_name IN ('pg_catalog', 'information_schema', 'pg_toast', 'shardid')
+       OR NEW.schema_name ~ '^pg_(toast_)?temp_' THEN
+        RAISE EXCEPTION 'schema "%" cannot hold a logical shard', NEW.schema_name
+            USING ERRCODE = 'invalid_schema_name',
+                  DETAIL = 'System schemas, temporary schemas and schema shardid are not shard schemas.';
+    END IF;
+    IF to_regnamespace(quote_ident(NEW.schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', NEW.schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    NEW.registered_at := now();
+    NEW.registered_by := current_user;
+    RETURN NEW;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION registry_guard() IS
+'trigger on shardid.shard_registry: checks who writes it and what (no system schema, the schema exists), and records who did';
+
+CREATE TRIGGER registry_guard
+    BEFORE INSERT OR UPDATE OR DELETE ON shard_registry
+    FOR EACH ROW EXECUTE FUNCTION registry_guard();
+
+ALTER TABLE shard_registry ENABLE ALWAYS TRIGGER registry_guard;
+
+-- The stored ids are read in the schema the registry names for a shard,
+-- once per backend and again after an invalidation: a write to the registry
+-- (register_shard(), unregister_shard(), any statement, a subscription's
+-- apply: ALWAYS) invalidates the registry's relation cache entry, so that
+-- every backend looks at the shard's stored ids again at its next stamp.
+CREATE FUNCTION shardid.registry_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'shardid_registry_changed'
+LANGUAGE C;
+
+COMMENT ON FUNCTION shardid.registry_changed() IS
+'AFTER row trigger on shardid.shard_registry: every backend reads the stored ids of the shards again at its next stamp (strict mode)';
+
+REVOKE EXECUTE ON FUNCTION shardid.registry_changed() FROM PUBLIC;
+
+CREATE TRIGGER registry_changed
+    AFTER INSERT OR UPDATE OR DELETE ON shardid.shard_registry
+    FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed();
+
+ALTER TABLE shardid.shard_registry ENABLE ALWAYS TRIGGER registry_changed;
+
+CREATE FUNCTION register_shard(shard integer, schema_name name)
+RETURNS void
+AS $$
+DECLARE
+    registered name;
+    other integer;
+BEGIN
+    IF shard < 0 OR shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    PERFORM shardid.check_registry_writer('register');
+    IF to_regnamespace(quote_ident(schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+
+    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    IF registered = schema_name THEN
+        RETURN;
+    END IF;
+    IF registered IS NOT NULL AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % is already registered to schema "%"', shard, registered
+            USING ERRCODE = 'unique_violation',
+                  HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                registered, shard, shard);
+    END IF;
+    SELECT r.shard INTO other FROM shardid.shard_registry r
+    WHERE r.schema_name = register_shard.schema_name AND r.shard <> register_shard.shard;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" is already registered to shard %', schema_name, other
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = 'A schema holds one logical shard.';
+    END IF;
+    -- a registration whose schema was dropped gives way
+    DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION register_shard(integer, name) IS
+'record that a schema holds a logical shard in this database, for routing; refused while another existing schema is registered to it';
+
+CREATE FUNCTION unregister_shard(shard integer)
+RETURNS boolean
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM shardid.check_registry_writer('unregister');
+    DELETE FROM shardid.shard_registry r WHERE r.shard = unregister_shard.shard;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n > 0;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION unregister_shard(integer) IS
+'forget where a logical shard lives in this database (its schema and tables stay); true if it was registered';
+
+-- =====================================================================
+-- 5. Citus
+-- =====================================================================
+
+-- Trigger arguments: the shard number and the bigint id column.  A row
+-- whose id is given keeps it.  The first id a backend makes for a table (a
+-- table newly placed here by a schema move, a server promoted from a
+-- standby) sorts above every id the table holds, whatever the clocks: the
+-- backend reads max(id) once (the inserting role needs SELECT on it) and
+-- waits for its clock to pass it, at most 60 s (src/citus.c).
+CREATE FUNCTION set_id()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'shardid_set_id'
+LANGUAGE C;
+
+COMMENT ON FUNCTION set_id() IS
+'BEFORE INSERT row trigger (arguments: shard, id column) that gives a row without an id shardid.next_id(shard), on the server that stores the row; for Citus tenant schemas, installed by shardid.citus_use_trigger()';
+
+CREATE FUNCTION citus_use_trigger(tab regclass, shard integer, id_column name DEFAULT 'id')
+RETURNS void
+AS $$
+DECLARE
+    typ oid;
+    sch name;
+    rel name;
+BEGIN
+    IF shard IS NULL OR shard OPERATOR(pg_catalog.<) 0 OR shard OPERATOR(pg_catalog.>) 8191 THEN
+        RAISE EXCEPTION 'shard % is out of range', shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'A shard number is between 0 and 8191.';
+    END IF;
+    SELECT a.atttypid, n.nspname, c.relname INTO typ, sch, rel
+    FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid
+         AND a.attname OPERATOR(pg_catalog.=) id_column AND a.attnum OPERATOR(pg_catalog.>) 0
+         AND NOT a.attisdropped
+    WHERE c.oid OPERATOR(pg_catalog.=) tab;
+    IF typ IS NULL OR typ OPERATOR(pg_catalog.<>) 'pg_catalog.int8'::pg_catalog.regtype::oid THEN
+        RAISE EXCEPTION 'table % has no bigint column "%"', tab, id_column
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    -- the routing node must send no id, so that the trigger makes it where
+    -- the row is stored
+    EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP DEFAULT', sch, rel, id_column);
+    IF EXISTS (SELECT FROM pg_catalog.pg_trigger t
+               WHERE t.tgrelid OPERATOR(pg_catalog.=) tab AND t.tgname OPERATOR(pg_catalog.=) 'shardid_set_id') THEN
+        EXECUTE pg_catalog.format('DROP TRIGGER shardid_set_id ON %I.%I', sch, rel);
+    END IF;
+    EXECUTE pg_catalog.format(
+        'CREATE TRIGGER shardid_set_id BEFORE INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION shardid.set_id(%s, %L)',
+        sch, rel, shard, id_column);
+    IF NOT pg_catalog.has_table_privilege((SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab),
+                                          'shardid.shard_registry'::pg_catalog.regclass, 'INSERT') THEN
+        RAISE WARNING 'table % belongs to role %, which may not register shards', tab,
+                      (SELECT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.relowner)::text)
+                       FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab)
+            USING DETAIL = 'Its ids are made by the trigger, but shardid.citus_tenants, routing on the workers (shard_schema(), id_schema()) and the doctor leave it out: a role could otherwise claim any shard with a trigger of its own.',
+                  HINT = pg_catalog.format('Let the role register shards (GRANT INSERT, DELETE ON shardid.shard_registry TO %I; on every node), or give the table to one that may.',
+                                           (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) tab));
+    END IF;
+END
+$$ LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION citus_use_trigger(regclass, integer, name) IS
+'make the ids of a Citus tenant table where its rows are stored: drop the id column''s DEFAULT and install the shardid.set_id() trigger for the shard';
+
+REVOKE ALL ON FUNCTION citus_use_trigger(regclass, integer, name) FROM PUBLIC;
+
+-- The tenant tables whose ids set_id() makes, and their shard numbers, read
+-- from the triggers, which Citus keeps on every node that has its metadata
+-- (the coordinator, the workers' shell tables and the shard tables): the
+-- shard <-> tenant mapping without a per-node copy that can drift.
+-- set_id() is EXECUTE to PUBLIC, so any role may put it on a table of its
+-- own, naming any shard: only the tables of a role that may write the registry
+-- (superusers, the database's owner, the roles granted INSERT on it) claim
+-- a shard, as only such a role may register one.
+CREATE VIEW citus_tenants AS
+SELECT n.nspname AS schema_name,
+       c.relname AS table_name,
+       c.oid AS table_oid,
+       (a.args[1])::integer AS shard,
+       (a.args[2])::name AS id_column
+FROM pg_catalog.pg_trigger t
+JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000') AS args) a
+WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
+  AND t.tgnargs OPERATOR(pg_catalog.=) 2
+  AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$'
+  AND pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT');
+
+COMMENT ON VIEW citus_tenants IS
+'tables whose ids the shardid.set_id() trigger makes (Citus tenant tables), with their shard number, of owners that may write the shard registry; answers on every node that has Citus metadata';
+
+GRANT SELECT ON citus_tenants TO PUBLIC;
+
+-- Make a schema of logical shard SHARD a Citus tenant schema whose ids are
+-- made where its rows are: citus_schema_distribute() when it is not one yet,
+-- then citus_use_trigger() for each table whose id DEFAULT passes SHARD to
+-- next_id() (read from the expression tree, shardid.id_defaults).  Run it on
+-- the coordinator, e.g. after shardid.create_shards() made the schema with
+-- citus.enable_schema_based_sharding off.
+CREATE FUNCTION citus_distribute_shard(schema_name name, shard integer)
+RETURNS TABLE (table_name name, id_column name)
+AS $$
+DECLARE
+    d record;
+    owner_names text;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    IF pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    -- distributing copies the rows into the shard tables (index
+    -- expressions, constraints): of trusted owners only
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(o.owner)::text), ', ')
+    INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_catalog.pg_namespace nsp
+          WHERE nsp.nspname OPERATOR(pg_catalog.=) citus_distribute_shard.schema_name
+          UNION ALL
+          SELECT c.relowner FROM pg_catalog.pg_class c
+          WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid
+            AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])) o
+    WHERE NOT shardid.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" or its tables belong to role %', schema_name, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Distributing a schema copies its rows into Citus shard tables, which runs expressions of its tables (index expressions, constraints) with your privileges.',
+                  HINT = 'Run it as the owner of the schema and its tables.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_schema ds
+                   WHERE ds.schemaid OPERATOR(pg_catalog.=)
+                         pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid) THEN
+        PERFORM pg_catalog.citus_schema_distribute(pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name)));
+    ELSIF EXISTS (SELECT FROM pg_catalog.pg_class c
+                  WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                        pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid
+                    AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+                    AND NOT c.relispartition
+                    AND NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p
+                                    WHERE p.logicalrelid OPERATOR(pg_catalog.=) c.oid)) THEN
+        -- what shardid.create_shards() leaves when it runs with
+        -- citus.enable_schema_based_sharding on: Citus makes only top-level
+        -- CREATE TABLE tenant tables
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema with tables that are not distributed', schema_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Tables made inside a function, as shardid.create_shards() makes them, stay local when citus.enable_schema_based_sharding is on.',
+                  HINT = 'Drop the schema, make it again with SET citus.enable_schema_based_sharding = off, then call shardid.citus_distribute_shard().';
+    END IF;
+    FOR d IN SELECT i.table_oid, i.table_name, i.column_name FROM shardid.id_defaults i
+             WHERE i.schema_name OPERATOR(pg_catalog.=) citus_distribute_shard.schema_name
+               AND i.shard OPERATOR(pg_catalog.=) citus_distribute_shard.shard
+               AND i.column_type OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype
+             ORDER BY i.table_name LOOP
+        PERFORM shardid.citus_use_trigger(d.table_oid::pg_catalog.regclass, shard, d.column_name);
+        table_name := d.table_name;
+        id_column := d.column_name;
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION citus_distribute_shard(name, integer) IS
+'make a logical shard''s schema a Citus tenant schema (citus_schema_distribute) and its ids made by the shardid.set_id() trigger where its rows are';
+
+REVOKE ALL ON FUNCTION citus_distribute_shard(name, integer) FROM PUBLIC;
+
+-- What doctor() cannot see on Citus: it runs on the coordinator, whose
+-- tenant tables are empty shells.  This checks the shard tables themselves,
+-- on the workers (run_command_on_placements), and the coordinator's view:
+--   id made where the statement arrives  a tenant table's id DEFAULT calls
+--                                       next_id(): nodes repeat each other's ids
+--   shard claimed by several schemas    two tenant schemas make ids of one shard
+--   trigger missing on a placement      the shard table makes no ids
+--   rows of other shards                rows on the worker whose ids carry
+--                                       another shard (plain scan, no code of
+--                                       the table's owner runs)
+--   replication origins                 a node with fewer than 2 free origin
+--                                       slots: an online citus_schema_move needs one
+CREATE FUNCTION citus_doctor()
+RETURNS TABLE (problem text, object text, node text, detail text, fix text)
+AS $$
+DECLARE
+    t record;
+    r record;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    FOR t IN SELECT i.schema_name, i.table_name, i.column_name, i.shard
+             FROM shardid.id_defaults i
+             JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) i.table_oid
+             ORDER BY 1, 2 LOOP
+        problem := 'id made where the statement arrives';
+        object := pg_catalog.format('%I.%I.%I', t.schema_name, t.table_name, t.column_name);
+        node := NULL;
+        detail := pg_catalog.format('Its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids.',
+                                    t.shard);
+        fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
+                                 pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
+        RETURN NEXT;
+    END LOOP;
+    -- triggers that citus_tenants leaves out: the table's owner may not
+    -- register shards
+    FOR t IN SELECT c.oid::pg_catalog.regclass::text AS tab, pg_catalog.pg_get_userbyid(c.relowner) AS owner
+             FROM pg_catalog.pg_trigger g
+             JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.tgrelid
+             WHERE g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
+               AND NOT pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT')
+             ORDER BY 1 LOOP
+        problem := 'tenant table of a role that may not register shards';
+        object := t.tab;
+        node := NULL;
+        detail := pg_catalog.format('Role %s owns this table with a set_id() trigger; routing on the workers and these checks leave it out.',
+                                    pg_catalog.quote_ident(t.owner));
+        fix := pg_catalog.format('GRANT INSERT, DELETE ON shardid.shard_registry TO %I; on every node, or give the table to a role that may register shards.',
+                                 t.owner);
+        RETURN NEXT;
+    END LOOP;
+    FOR t IN SELECT c.shard, pg_catalog.string_agg(DISTINCT c.schema_name::text, ', ') AS schemas
+             FROM shardid.citus_tenants c GROUP BY c.shard
+             HAVING pg_catalog.count(DISTINCT c.schema_name) OPERATOR(pg_catalog.>) 1 LOOP
+        problem := 'shard claimed by several schemas';
+        object := t.shard::text;
+        node := NULL;
+        detail := pg_catalog.format('Schemas %s all make ids of shard %s.', t.schemas, t.shard);
+        fix := 'Give every tenant schema a shard of its own: run shardid.citus_use_trigger(<table>, <shard>) with another shard for each table of all schemas but one.';
+        RETURN NEXT;
+    END LOOP;
+    -- run_command_on_placements() passes the command through format()
+    -- again, with the shard table's name: every '%' but its placeholders
+    -- (%1$L, the name as a literal) is doubled
+    FOR t IN SELECT c.table_oid, c.shard, c.id_column FROM shardid.citus_tenants c
+             JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) c.table_oid
+             ORDER BY c.schema_name, c.table_name LOOP
+        FOR r IN SELECT * FROM pg_catalog.run_command_on_placements(t.table_oid::pg_catalog.regclass,
+                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
+                                      'shardid.set_id()', ' ',
+                                      pg_catalog.replace(pg_catalog.quote_literal(t.id_column), '%', '%%'),
+                                      t.shard)) LOOP
+            node := pg_catalog.format('%s:%s', r.nodename, r.nodeport);
+            object := pg_catalog.format('%s (shard table %s)', t.table_oid::pg_catalog.regclass, r.shardid);
+            IF NOT r.success THEN
+                problem := 'placement not checked';
+                detail := r.result;
+                fix := 'Run shardid.citus_doctor() again when the node answers.';
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            IF pg_catalog.split_part(r.result, ' ', 1) OPERATOR(pg_catalog.=) '0' THEN
+                problem := 'trigger missing on a placement';
+                detail := 'The shard table makes no ids.';
+                fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
+                                         t.table_oid::pg_catalog.regclass::text, t.shard);
+                RETURN NEXT;
+            END IF;
+            IF pg_catalog.split_part(r.result, ' ', 2) OPERATOR(pg_catalog.<>) '0' THEN
+                problem := 'rows of other shards';
+                detail := pg_catalog.format('%s rows have an id of another shard than %s.',
+                                            pg_catalog.split_part(r.result, ' ', 2), t.shard);
+                fix := pg_catalog.format('Find them with SELECT * FROM %s WHERE shardid.id_shard(%I) OPERATOR(pg_catalog.<>) %s; and move them to the schema of their shard.',
+                                         t.table_oid::pg_catalog.regclass::text, t.id_column, t.shard);
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END LOOP;
+    FOR r IN SELECT a.success, a.result, n.nodename, n.nodeport
+             FROM pg_catalog.run_command_on_all_nodes(
+                'SELECT COALESCE(pg_catalog.current_setting(''max_active_replication_origins'', true), pg_catalog.current_setting(''max_replication_slots''))::int OPERATOR(pg_catalog.-) (SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_origin_status)') a
+             JOIN pg_catalog.pg_dist_node n ON n.nodeid OPERATOR(pg_catalog.=) a.nodeid
+             ORDER BY n.nodeid LOOP
+        IF r.success AND r.result::integer OPERATOR(pg_catalog.<) 2 THEN
+            problem := 'replication origins';
+            object := 'replication origins';
+            node := pg_catalog.format('%s:%s', r.nodename, r.nodeport);
+            detail := pg_catalog.format('%s replication origins are free; shardid takes 2 on every node and an online citus_schema_move needs one more on its target.', r.result);
+            fix := 'Raise max_replication_slots (max_active_replication_origins from PostgreSQL 18) on that node, to 2 plus one per concurrent move, and restart it.';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION citus_doctor() IS
+'Citus checks of the shard tables on the workers and of every node (doctor() includes them): ids made by DEFAULTs on the routing node, shards claimed twice, the set_id() trigger and rows of other shards on every placement, free replication origins on every node';
+
+REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
+
+-- =====================================================================
+-- 6. Routing and provisioning
+-- =====================================================================
+
+-- the logical shards present in this database: registered, schema present
+CREATE VIEW shards AS
+SELECT r.shard,
+       r.schema_name,
+       ARRAY(SELECT d.table_name::text FROM shardid.id_defaults d
+             WHERE d.schema_name = r.schema_name AND d.shard = r.shard
+             ORDER BY d.table_name::text) AS tables
+FROM shardid.shard_registry r
+WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname = r.schema_name);
+
+COMMENT ON VIEW shards IS
+'logical shards in this database: each registered shard whose schema exists, with the tables whose DEFAULTs pass it';
+
+GRANT SELECT ON shards TO PUBLIC;
+
+-- Routing answers on every node: the registry is filled on the node that
+-- ran create_shards() (on Citus, the coordinator); a worker finds a shard's
+-- schema among the tenant tables whose set_id() trigger names the shard,
+-- when exactly one schema claims it (citus_doctor() reports a shard claimed
+-- by several).  Without Citus citus_tenants is empty.
+CREATE FUNCTION shard_schema(shard integer)
+RETURNS name
+AS $$
+SELECT COALESCE(
+    (SELECT r.schema_name FROM shardid.shard_registry r
+     WHERE r.shard OPERATOR(pg_catalog.=) $1
+       AND EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) r.schema_name)),
+    (SELECT pg_catalog.min(t.schema_name::text)::name FROM shardid.citus_tenants t
+     WHERE t.shard OPERATOR(pg_catalog.=) $1
+     HAVING pg_catalog.count(DISTINCT t.schema_name) OPERATOR(pg_catalog.=) 1))
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shard_schema(integer) IS
+'schema of a logical shard in this database: from the shard registry, else (on Citus) the one tenant schema whose set_id() trigger names the shard; NULL if the shard does not live here';
+
+-- the schema of the shard an id carries
+CREATE FUNCTION id_schema(id bigint)
+RETURNS name
+AS $$ SELECT shardid.shard_schema(shardid.id_shard(id)) $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION id_schema(bigint) IS
+'schema of the logical shard an id belongs to, NULL if that shard does not live in this database';
+
+-- Whether objects of role owner may be used by the current role without
+-- running code it did not choose: its own, a superuser's, or, for a role
+-- that is no superuser, those of a role whose privileges it has (a
+-- superuser has every role's, which proves nothing).
+CREATE FUNCTION owner_trusted(owner oid)
+RETURNS boolean
+AS $$
+SELECT owner = r.oid OR (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = owner)
+       OR (NOT r.rolsuper AND pg_has_role(owner, 'USAGE'))
+FROM pg_roles r WHERE r.rolname = current_user
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION owner_trusted(oid) IS
+'whether objects of a role are the current role''s own, a superuser''s, or (for a role that is no superuser) of a role whose privileges it has';
+
+-- An existing schema that would hold shard s must be of a trusted owner:
+-- its owner could otherwise change or replace the tables made in it.
+CREATE FUNCTION check_shard_schema(schema_name name, shard integer)
+RETURNS void
+AS $$
+DECLARE
+    owner oid;
+BEGIN
+    SELECT nsp.nspowner INTO owner FROM pg_namespace nsp WHERE nsp.nspname = schema_name;
+    IF owner IS NOT NULL AND NOT shardid.owner_trusted(owner) THEN
+        RAISE EXCEPTION 'schema "%" of shard % already exists and belongs to role %', schema_name, shard,
+                        quote_ident(pg_get_userbyid(owner)::text)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A logical shard is created in a schema of its own; its owner could change or replace the tables made in it.',
+                  HINT = 'Drop or rename that schema, or choose another prefix.';
+    END IF;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_shard_schema(name, integer) IS
+'raise an error unless a schema about to hold a logical shard is missing or of a trusted owner';
+
+-- Create logical shards from a template schema, and register them.
+CREATE FUNCTION create_local_shards(template name,
+                                    shards integer[],
+                                    prefix text DEFAULT 'shard_',
+                                    digits integer DEFAULT 4,
+                                    id_column name DEFAULT 'id',
+                                    use_sequence boolean DEFAULT true)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    s integer;
+    sch name;
+    owner oid;
+    registered name;
+    t record;
+    fk record;
+    seq text;
+    suffix text;
+    owner_names text;
+    n integer;
+    made name[];
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL OR use_sequence IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF to_regnamespace(quote_ident(template)) IS NULL THEN
+        RAISE EXCEPTION 'template schema "%" does not exist', template
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    IF template IN ('pg_catalog', 'information_schema', 'shardid') OR template LIKE 'pg\_%' THEN
+        RAISE EXCEPTION 'template schema "%" is a system schema', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Design the tables of a logical shard in a schema of their own.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_class c
+                   WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+                     AND c.relkind = 'r' AND NOT c.relispartition) THEN
+        RAISE EXCEPTION 'template schema "%" has no tables', template
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Copying a table (LIKE ... INCLUDING ALL) builds its indexes, which
+    -- can run functions of the table's owner: the template and its tables
+    -- must be the caller's own, a superuser's, or (for a role that is no
+    -- superuser) those of a role whose privileges it has.
+    SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
+          UNION ALL
+          SELECT c.relowner FROM pg_class c
+          WHERE c.relnamespace = to_regnamespace(quote_ident(template)) AND c.relkind IN ('r', 'p')) o
+    WHERE NOT shardid.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
+                  HINT = 'Use a template that you own, or run create_shards() as the owner of the template.';
+    END IF;
+    IF digits < 1 OR digits > 4 OR prefix = '' THEN
+        RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Got prefix %L and %s digits.', prefix, digits);
+    END IF;
+    PERFORM shardid.check_registry_writer('register');
+
+    -- check every shard before creating anything
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL OR s < 0 OR s > shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', coalesce(s::text, 'NULL')
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        END IF;
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF sch = template THEN
+            RAISE EXCEPTION 'shard % would be the template schema "%" itself', s, template
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        PERFORM shardid.check_shard_schema(sch, s);
+        SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
+        IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+            RAISE EXCEPTION 'shard % is already registered to schema "%"', s, registered
+                USING ERRCODE = 'unique_violation',
+                      HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                    registered, s, s);
+        END IF;
+    END LOOP;
+
+    FOREACH s IN ARRAY shards LOOP
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF to_regnamespace(quote_ident(sch)) IS NULL THEN
+            -- fails if another session made it meanwhile
+            EXECUTE format('CREATE SCHEMA %I', sch);
+        ELSE
+            -- checked again where it is used: it may be new since the check
+            PERFORM shardid.check_shard_schema(sch, s);
+        END IF;
+        made := '{}';
+
+        FOR t IN
+            SELECT c.oid, c.relname,
+                   (SELECT a.attidentity FROM pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attname = id_column AND NOT a.attisdropped) AS identity
+            FROM pg_class c
+            WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+              AND c.relkind = 'r' AND NOT c.relispartition
+            ORDER BY c.relname
+        LOOP
+            shard := s;
+            schema_name := sch;
+            table_name := t.relname;
+            IF to_regclass(format('%I.%I', sch, t.relname)) IS NOT NULL THEN
+                action := 'exists';
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
+                           sch, t.relname, template, t.relname);
+            IF t.identity IS NOT NULL THEN
+                IF t.identity <> '' THEN
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
+                                   sch, t.relname, id_column);
+                END IF;
+                IF use_sequence THEN
+                    -- <table>_<column>_seq cut to 63 bytes on a character
+                    -- boundary, numbered (_seq1, _seq2, ...) while that
+                    -- name is taken or is the name of a template table
+                    n := 0;
+                    LOOP
+                        suffix := '_seq' || CASE WHEN n > 0 THEN n::text ELSE '' END;
+                        seq := t.relname || '_' || id_column;
+                        WHILE octet_length(seq) + octet_length(suffix) > 63 LOOP
+                            seq := left(seq, -1);
+                        END LOOP;
+                        seq := seq || suffix;
+                        EXIT WHEN to_regclass(format('%I.%I', sch, seq)) IS NULL
+                              AND NOT EXISTS (SELECT FROM pg_class c
+                                              WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+                                                AND c.relkind = 'r' AND c.relname = seq);
+                        n := n + 1;
+                    END LOOP;
+                    EXECUTE format('CREATE SEQUENCE %I.%I CACHE 1 OWNED BY %I.%I.%I',
+                                   sch, seq, sch, t.relname, id_column);
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, nextval(%L::regclass))',
+                                   sch, t.relname, id_column, s, format('%I.%I', sch, seq));
+                ELSE
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
+                                   sch, t.relname, id_column, s);
+                END IF;
+                action := 'created';
+            ELSE
+                action := format('created, no %I column: no id DEFAULT', id_column);
+            END IF;
+            made := made || t.relname;
+            RETURN NEXT;
+        END LOOP;
+
+        -- foreign keys between tables of the template join the shard's own tables
+        FOR fk IN
+            SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
+            FROM pg_constraint con
+            JOIN pg_class c ON c.oid = con.conrelid
+            WHERE con.contype = 'f'
+              AND c.relnamespace = to_regnamespace(quote_ident(template))
+              AND c.relname = ANY (made)
+            ORDER BY c.relname, con.conname
+        LOOP
+            EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk.relname, fk.conname,
+                           replace(fk.def, 'REFERENCES ' || quote_ident(template) || '.',
+                                   'REFERENCES ' || quote_ident(sch) || '.'));
+        END LOOP;
+
+        PERFORM shardid.register_shard(s, sch);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template, a CACHE 1 sequence per table and the id DEFAULT naming that shard, never distributed by Citus; existing tables are skipped';
+
+-- create_shards() on Citus with schema-based sharding on: Citus makes a
+-- tenant schema of the CREATE SCHEMA but leaves tables made inside a
+-- function local on the coordinator.  So create_shards() runs
+-- create_local_shards() with schema-based sharding off for the transaction,
+-- then distributes each shard's schema with citus_distribute_shard() (ids
+-- made by the set_id() trigger, so no sequence is made).  Without Citus, or
+-- with schema-based sharding off, it is create_local_shards() alone.
+CREATE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT true)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    g record;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
+       OR pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
+          IS DISTINCT FROM 'on' THEN
+        RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                              id_column, use_sequence);
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
+        RAISE EXCEPTION 'permission denied to create Citus tenant schemas with shardid.create_shards()'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
+                  HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
+    END IF;
+    -- a table added to an existing tenant schema from here would stay
+    -- local (Citus distributes only the tables of a CREATE TABLE statement
+    -- of its own), and citus_distribute_shard() would refuse the schema
+    SELECT n.nspname AS schema_name, c.relname AS table_name INTO g
+    FROM pg_catalog.unnest(shards) s(shard)
+    JOIN pg_catalog.pg_namespace n
+      ON n.nspname OPERATOR(pg_catalog.=)
+         (prefix OPERATOR(pg_catalog.||) pg_catalog.lpad(s.shard::text,
+              GREATEST(digits, pg_catalog.length(s.shard::text)), '0'))::name
+    JOIN pg_catalog.pg_dist_schema ds ON ds.schemaid OPERATOR(pg_catalog.=) n.oid
+    JOIN pg_catalog.pg_class c
+      ON c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::oid
+     AND c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relispartition
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class e
+                      WHERE e.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND e.relname OPERATOR(pg_catalog.=) c.relname)
+    ORDER BY 1, 2 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
+                                           g.schema_name, g.table_name, template, g.table_name,
+                                           pg_catalog.format('%I.%I', g.schema_name, g.table_name));
+    END IF;
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+    RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                          id_column, false);
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+    FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
+             WHERE r.shard OPERATOR(pg_catalog.=) ANY (shards) ORDER BY r.shard LOOP
+        PERFORM shardid.citus_distribute_shard(g.schema_name, g.shard);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template and ids naming that shard (a CACHE 1 sequence and id DEFAULT per table; on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+
+-- The same for many shards: one transaction per shard.  A procedure that
+-- commits cannot have a SET search_path clause, so every name and operator
+-- below is schema-qualified: the caller's search_path chooses nothing.
+CREATE PROCEDURE provision_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT true,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    s integer;
+    r record;
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL OR use_sequence IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    tables_created := 0;
+    tables_existing := 0;
+    FOREACH s IN ARRAY shards LOOP
+        FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
+                                                            id_column, use_sequence) c LOOP
+            IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
+            ELSE
+                tables_created := tables_created OPERATOR(pg_catalog.+) 1;
+            END IF;
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
+'create_shards() for many shards, committing after each shard; CALL it outside a transaction block';
+
+-- the same for a range of shards (CALL takes no subquery to build an array)
+CREATE PROCEDURE provision_shards(template name,
+                                  first_shard integer,
+                                  last_shard integer,
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT true,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    shards integer[];
+BEGIN
+    IF first_shard IS NULL OR last_shard IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+        RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    CALL shardid.provision_shards(template, shards, prefix, digits, id_column, use_sequence,
+                                  tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
+'create_shards() for shards first_shard to last_shard, committing after each shard';
+
+-- =====================================================================
+-- 7. The doctor
+-- =====================================================================
+
+-- Counts the rows of a plain table whose bigint id column holds ids of
+-- another shard, with a table scan in C: no query is planned, so no index
+-- predicate, index expression or statistics expression of the table's
+-- owner is evaluated, and no row-level security policy (a table it applies
+-- to is refused), whoever calls it.
+CREATE FUNCTION rows_of_other_shards(tab regclass, id_column name, shard integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_rows_of_other_shards'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION rows_of_other_shards(regclass, name, integer) IS
+'rows of a table whose bigint id carries another shard than the given one, read with a plain scan that runs no code of the table''s owner';
+
+-- One row per problem with the logical shards of this database.  It reads
+-- the catalogs and the registry, and counts rows with
+-- rows_of_other_shards(), only in plain tables whose id column is exactly
+-- bigint: nothing it runs is code that the owner of a table chose (a cast,
+-- an operator, an index predicate, a policy).  The rows of every partition
+-- of a shard table are counted (attached partitions have no DEFAULT of
+-- their own), DEFAULTs that columns take from a domain count as the
+-- columns' own, a table locked by another session is reported instead of
+-- waited for, and on Citus the checks of citus_doctor() (section 5) on the
+-- workers' shard tables are added.
+CREATE FUNCTION doctor(scan_rows boolean DEFAULT true)
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    moved_phase text;
+    moved_peer text;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+BEGIN
+    -- the epoch must be set on purpose, the same on every server
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+
+    -- the ids of this server were made under another epoch
+    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
+             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
+        problem := 'epoch differs from the ids'' epoch';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
+                         r.epoch, r.ids_epoch);
+        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
+                      r.ids_epoch);
+        RETURN NEXT;
+    END LOOP;
+
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
+                    coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
+                    d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
+                    g.schema_name AS registered_schema
+             FROM shardid.id_defaults d
+             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
+             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        IF r.id_type <> 'bigint'::regtype THEN
+            problem := 'id column not bigint';
+            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
+            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT r.plain_call THEN
+            problem := 'DEFAULT not a plain next_id() call';
+            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+                          r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard IS NULL THEN
+            problem := 'shard not a constant';
+            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
+            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard < 0 OR r.shard > max_shard THEN
+            problem := 'shard out of range';
+            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
+            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
+                          r.schema_name, r.table_name, r.column_name, max_shard);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        -- what shardid-move left here of a shard it moved away (the
+        -- journal is for its writers: others are not told)
+        moved_phase := NULL;
+        moved_peer := NULL;
+        IF r.registered_schema IS NULL AND has_table_privilege('shardid.move_journal', 'SELECT') THEN
+            SELECT j.phase, j.peer INTO moved_phase, moved_peer
+            FROM shardid.move_journal j
+            WHERE j.side = 'source' AND j.shard = r.shard AND j.schema_name = r.schema_name
+            ORDER BY j.updated_at DESC LIMIT 1;
+        END IF;
+        IF r.registered_schema IS NULL AND moved_phase IN ('handing-over', 'moved-away') THEN
+            problem := 'copy of a shard moved away';
+            detail := format('Schema %I is the frozen copy of shard %s that shardid-move left here when it moved the shard to %s (phase %s); writes to it are refused, and routing must send the shard there.',
+                             r.schema_name, r.shard, moved_peer, moved_phase);
+            fix := format('Route shard %s to %s. Once nothing reads this copy: shardid-move --shard %s --from <this server> --to <that server> --drop-source%s.',
+                          r.shard, moved_peer, r.shard,
+                          CASE moved_phase WHEN 'handing-over' THEN ' (first finish the move there: shardid-move --resume)' ELSE '' END);
+            RETURN NEXT;
+        ELSIF r.registered_schema IS NULL THEN
+            problem := 'shard not registered';
+            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
+            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
+                          r.schema_name, r.shard, r.shard, r.schema_name);
+            RETURN NEXT;
+        ELSIF r.registered_schema <> r.schema_name THEN
+            problem := 'DEFAULT of a shard registered elsewhere';
+            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                             r.shard, r.registered_schema);
+            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                          r.schema_name, r.table_name,
+                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
+            RETURN NEXT;
+        END IF;
+        IF r.sequence_name IS NOT NULL THEN
+            SELECT seqcache INTO n FROM pg_sequence WHERE seqrelid = r.sequence_name;
+            IF n > 1 THEN
+                problem := 'sequence cache above 1';
+                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
+                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
+                RETURN NEXT;
+            END IF;
+        ELSIF r.sequence_free AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+            problem := 'sequence-free DEFAULT without strict mode';
+            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
+            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+
+    -- the durable high-water mark and what keeps it (strict mode)
+    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
+                    (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.mark_status() m LOOP
+        IF NOT r.high_water_origin THEN
+            problem := 'high-water origin missing';
+            object := 'replication origin shardid_high_water';
+            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then SELECT shardid.raise_high_water(...) with the newest id time this server ever handed out.';
+            RETURN NEXT;
+        END IF;
+        IF NOT r.epoch_origin THEN
+            problem := 'epoch origin missing';
+            object := 'replication origin shardid_epoch';
+            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
+            RETURN NEXT;
+        END IF;
+        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+            problem := 'high-water mark far ahead of the clock';
+            object := 'replication origin shardid_high_water';
+            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
+                             r.high_water_mark, r.high_water_ahead_ms);
+            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
+            RETURN NEXT;
+        END IF;
+        IF r.origin_slots < r.origins THEN
+            problem := 'too few replication origin slots';
+            object := r.origin_slots_setting;
+            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
+                             r.origin_slots_setting, r.origin_slots, r.origins);
+            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
+                          r.origin_slots_setting, r.origins);
+            RETURN NEXT;
+        END IF;
+        IF r.unconfirmed_raises > 0 THEN
+            problem := 'high-water raises not confirmed';
+            object := 'synchronous_standby_names';
+            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
+                             r.unconfirmed_raises);
+            fix := 'Check that the synchronous standbys are up and keep up.';
+            RETURN NEXT;
+        END IF;
+        IF r.stored_too_far > 0 THEN
+            problem := 'stored ids far ahead';
+            object := 'shard tables';
+            detail := format('%s times a stored id lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            fix := 'Find such ids with WHERE id > shardid.max_id(now() + interval ''1 minute''); ids given by hand should come from next_id(). A superuser can move the mark past them on purpose with shardid.raise_high_water().';
+            RETURN NEXT;
+        END IF;
+        -- stored ids above the mark (what reads them is for superusers)
+        IF has_function_privilege('shardid.stored_newest(integer)', 'EXECUTE') THEN
+            FOR n IN SELECT DISTINCT g.shard FROM shardid.shard_registry g ORDER BY 1 LOOP
+                IF shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)) > r.high_water_mark THEN
+                    problem := 'high-water mark behind stored ids';
+                    object := format('shard %s', n);
+                    detail := format('The newest stored id of shard %s is from %s, later than the durable high-water mark %s (a restore, pg_upgrade or a mark set back): after a crash with the clock behind, only the check of stored ids at a shard''s first id keeps new ids above it.',
+                                     n, shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)), r.high_water_mark);
+                    fix := format('SELECT shardid.raise_high_water(%L);',
+                                  shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)));
+                    RETURN NEXT;
+                END IF;
+            END LOOP;
+        END IF;
+    END LOOP;
+
+    -- a table whose newest id strict mode cannot read at a shard's first id
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
+             FROM shardid.id_defaults d
+             JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
+             WHERE d.plain_call AND d.id_type = 'bigint'::regtype
+               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
+               AND NOT EXISTS (SELECT FROM pg_index i
+                               JOIN pg_class ic ON ic.oid = i.indexrelid
+                               JOIN pg_am am ON am.oid = ic.relam
+                               WHERE i.indrelid = d.table_oid AND i.indisvalid
+                                 AND i.indpred IS NULL AND i.indexprs IS NULL
+                                 AND i.indkey[0] = a.attnum AND am.amname = 'btree')
+             ORDER BY 1, 2, 3 LOOP
+        problem := 'id column without a btree index';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := 'Strict mode cannot read the newest id of this table at a shard''s first id, so ids restored or moved into it are not seen, and new ids may sort before them or repeat them.';
+        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
+                      r.schema_name, r.table_name, r.column_name);
+        RETURN NEXT;
+    END LOOP;
+
+    -- a domain whose DEFAULT makes ids: every column of it, in any table,
+    -- makes ids of that shard
+    FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
+                    string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
+                               ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
+             FROM shardid.id_defaults d WHERE d.via_domain IS NOT NULL
+             GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
+        problem := 'DEFAULT of a domain';
+        object := format('domain %s', r.via_domain);
+        detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
+                         r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
+        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
+        RETURN NEXT;
+    END LOOP;
+
+    -- anything in schema shardid that is not shardid's own
+    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+        problem := 'foreign object in schema shardid';
+        object := r.object;
+        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
+                         r.object, coalesce(r.owner::text, '-'));
+        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- registrations whose schema is gone
+    FOR r IN SELECT g.* FROM shardid.shard_registry g
+             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
+             ORDER BY g.shard LOOP
+        problem := 'registered schema missing';
+        object := format('shard %s', r.shard);
+        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
+        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- one shard, one schema
+    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
+             FROM shardid.id_defaults d
+             WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
+        problem := 'shard claimed by several schemas';
+        object := format('shard %s', r.shard);
+        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
+                         array_to_string(r.schemas, ', '), r.shard);
+        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- one schema, one shard
+    FOR r IN
+        WITH valid AS (
+            SELECT * FROM shardid.id_defaults d
+            WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype),
+        per_schema AS (
+            SELECT v.schema_name, coalesce(min(g.shard), mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+            FROM valid v LEFT JOIN shardid.shard_registry g ON g.schema_name = v.schema_name
+            GROUP BY v.schema_name)
+        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
+        FROM valid v JOIN per_schema p USING (schema_name)
+        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
+        problem := 'DEFAULT of another shard';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
+                         r.shard, r.schema_name, r.schema_shard);
+        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
+                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- rows that carry another shard than their table's DEFAULT (or its
+    -- set_id() trigger): each table that holds rows once, the partitions of
+    -- a partitioned table (attached ones have no DEFAULT of their own) with
+    -- the DEFAULT of the table above them, wherever they live
+    IF scan_rows THEN
+        FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
+                     SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
+                     FROM shardid.id_defaults d
+                     WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+                     UNION ALL
+                     -- tables whose ids the set_id() trigger makes
+                     SELECT t.table_oid, t.id_column, t.shard, 0
+                     FROM shardid.citus_tenants t
+                     WHERE t.shard BETWEEN 0 AND max_shard
+                     UNION ALL
+                     SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
+                     FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
+                     WHERE c.depth < 100)
+                 SELECT DISTINCT ON (c.table_oid, c.column_name)
+                        n.nspname AS schema_name, t.relname AS table_name, c.column_name,
+                        c.table_oid, c.shard
+                 FROM claims c
+                 JOIN pg_class t ON t.oid = c.table_oid
+                 JOIN pg_namespace n ON n.oid = t.relnamespace
+                 WHERE t.relkind <> 'p'
+                 ORDER BY c.table_oid, c.column_name, c.depth) leaves
+                 ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
+            object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+            -- Count in a subtransaction that is rolled back on purpose, the
+            -- count riding out in the error: a rolled-back subtransaction
+            -- releases its table lock, so thousands of shard tables do not
+            -- fill the lock table.
+            BEGIN
+                n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
+                RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
+            EXCEPTION
+                WHEN SQLSTATE 'SIDCN' THEN
+                    n := SQLERRM::bigint;
+                WHEN OTHERS THEN
+                    problem := 'rows not checked';
+                    detail := format('The table was not read: %s.', SQLERRM);
+                    fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
+                    RETURN NEXT;
+                    CONTINUE;
+            END;
+            IF n > 0 THEN
+                problem := 'rows of another shard';
+                detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
+                fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
+                              r.schema_name, r.table_name, r.column_name, r.shard);
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+
+    -- on Citus, the shard tables are on the workers: citus_doctor() checks
+    -- them (and reads their rows whatever scan_rows says)
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        IF has_function_privilege('shardid.citus_doctor()', 'EXECUTE') THEN
+            FOR r IN SELECT * FROM shardid.citus_doctor() LOOP
+                problem := r.problem;
+                object := r.object || COALESCE(' on node ' || r.node, '');
+                detail := r.detail;
+                fix := r.fix;
+                RETURN NEXT;
+            END LOOP;
+        ELSE
+            problem := 'Citus placements not checked';
+            object := 'shardid.citus_doctor()';
+            detail := 'The shard tables of Citus tenant schemas are on the workers; only a role that may execute shardid.citus_doctor() checks them.';
+            fix := 'Run SELECT * FROM shardid.doctor(); as a superuser.';
+            RETURN NEXT;
+        END IF;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
+
+COMMENT ON FUNCTION doctor(boolean) IS
+'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
+
+-- =====================================================================
+-- 8. shardid-move
+-- =====================================================================
+
+-- One row per move and side, written only by shardid-move (a superuser), so
+-- that an interrupted move can be seen, undone (--abort) or finished
+-- (--resume) by the next run.  A server's journal speaks of that server only:
+-- it is not a configuration table and stays out of pg_dump.
+CREATE TABLE shardid.move_journal (
+    move_id          text NOT NULL,
+    side             text NOT NULL CHECK (side IN ('source', 'target')),
+    shard            integer NOT NULL,
+    schema_name      name NOT NULL,
+    method           text NOT NULL CHECK (method IN ('offline', 'online')),
+    phase            text NOT NULL,
+    peer             text NOT NULL,
+    schema_oid       oid,
+    subscription_oid oid,
+    started_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    updated_at       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    started_by       name NOT NULL DEFAULT CURRENT_USER,
+    PRIMARY KEY (move_id, side),
+    CHECK (side = 'source' AND phase IN ('publishing', 'frozen-for-move', 'handing-over', 'moved-away',
+                                        'dropped', 'aborted')
+        OR side = 'target' AND phase IN ('checked', 'copying', 'copied', 'replicating', 'caught-up',
+                                         'verified', 'cut-over', 'done', 'aborted'))
+);
+
+COMMENT ON TABLE shardid.move_journal IS
+'moves of logical shards from or to this server, phase by phase, as shardid-move recorded them';
+
+-- at most one unfinished move of a shard per server
+CREATE UNIQUE INDEX move_journal_unfinished ON shardid.move_journal (shard)
+    WHERE phase NOT IN ('done', 'moved-away', 'dropped', 'aborted');
+
+-- for shardid-move only: hosts, ports and databases are not for PUBLIC
+REVOKE ALL ON shardid.move_journal FROM PUBLIC;
+
+COMMENT ON COLUMN shardid.move_journal.peer IS
+'host, port and database of the other server of the move (never a password)';
+COMMENT ON COLUMN shardid.move_journal.schema_oid IS
+'target: the schema the move created here, the only one an undo may drop';
+COMMENT ON COLUMN shardid.move_journal.subscription_oid IS
+'online moves: the subscription on the target, whose table-sync replication slots on the source an undo drops';
+
+-- The refusal of shardid-move's guard trigger says where the shard goes or
+-- went: the peer (host, port and database, never a password) recorded by
+-- the journal row of this server.  SECURITY DEFINER, owned by the
+-- installing superuser, with a fixed search_path: a writer that hits the
+-- refusal need not be able to read the journal, and nothing in it resolves
+-- through a schema another role can create in.
+CREATE FUNCTION shardid.move_guard()
+RETURNS trigger
+AS $$
+DECLARE
+    j record;
+BEGIN
+    SELECT m.side, m.phase, m.peer INTO j
+    FROM shardid.move_journal m
+    WHERE m.shard OPERATOR(pg_catalog.=) TG_ARGV[0]::integer
+    ORDER BY m.updated_at DESC
+    LIMIT 1;
+    IF j.side OPERATOR(pg_catalog.=) 'source' AND j.phase OPERATOR(pg_catalog.=) 'moved-away' THEN
+        RAISE EXCEPTION 'shard % has moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('Shard %s lives on %s now.', TG_ARGV[0], j.peer),
+                  HINT = 'Route the shard to the server it moved to.';
+    ELSIF j.side OPERATOR(pg_catalog.=) 'source' AND j.phase OPERATOR(pg_catalog.<>) 'aborted' THEN
+        RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('Shard %s moves to %s.', TG_ARGV[0], j.peer),
+                  HINT = 'Retry against the server the shard moves to once the move is done.';
+    ELSIF j.side OPERATOR(pg_catalog.=) 'target' AND j.phase OPERATOR(pg_catalog.<>) 'aborted' THEN
+        RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+            USING ERRCODE = 'read_only_sql_transaction',
+                  DETAIL = pg_catalog.format('This server receives shard %s from %s; it takes writes once the move is done.',
+                                             TG_ARGV[0], j.peer),
+                  HINT = 'Retry against the server the shard moves to once the move is done.';
+    END IF;
+    RAISE EXCEPTION 'shard % is being moved to another server', TG_ARGV[0]
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry against the server the shard moves to once the move is done.';
+END
+$$ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.move_guard() IS
+'trigger of shardid-move: refuses writes to the tables of a shard that is moving or has moved away, naming the other server';
+
+REVOKE EXECUTE ON FUNCTION shardid.move_guard() FROM PUBLIC;

@@ -1,0 +1,13 @@
+-- src/sql/update--1.2--1.3.sql: the update from 1.2 to 1.3, as a delta.
+-- make builds shardid--1.2--1.3.sql from section 0 of
+-- shardid--1.1--1.2.sql, this file and section 9 of shardid--1.1--1.2.sql.
+--
+-- Every SQL change of release 1.3 is made in src/sql/shardid.sql and
+-- written here too, as the statements that bring a 1.2 install to it
+-- (CREATE OR REPLACE, ALTER, new objects with their COMMENT and grants,
+-- DROP of what 1.3 no longer has).  sql/upgrade.sql checks that 1.0, 1.1
+-- and 1.2 updated to 1.3 are exactly a fresh 1.3 install.
+--
+-- So far 1.3 changes no object: its install script is built from
+-- src/sql/shardid.sql and has exactly the objects of 1.2.  Later changes of
+-- 1.3 go below this comment.
