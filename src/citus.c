@@ -35,6 +35,8 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -43,6 +45,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -83,6 +86,28 @@ set_id_next(int32 shard)
 }
 
 /*
+ * Whether the ids stored in rel may move its shard for every session: a
+ * table that is not temporary, of a role that may write the shard registry
+ * (INSERT on shardid.shard_registry), the tables shardid.citus_tenants
+ * counts.  set_id() is EXECUTE to PUBLIC: on a TEMP table of her own, or on
+ * a table of a role that may not register shards, a role could otherwise
+ * put an id there and push a real shard's ids ahead of the clock.
+ */
+static bool
+set_id_may_claim(Relation rel)
+{
+	Oid			nsp;
+	Oid			registry;
+
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return false;
+	nsp = get_namespace_oid("shardid", true);
+	registry = OidIsValid(nsp) ? get_relname_relid("shard_registry", nsp) : InvalidOid;
+	return OidIsValid(registry) &&
+		pg_class_aclcheck(registry, rel->rd_rel->relowner, ACL_INSERT) == ACLCHECK_OK;
+}
+
+/*
  * The first id this backend makes for the table: above every id of the
  * shard the table holds.  Returns the id to use.
  *
@@ -90,8 +115,10 @@ set_id_next(int32 shard)
  * one backward descent of a plain btree index on the id column, nothing
  * the table's owner chose is evaluated, no lock waited for), and the shard
  * is started past it (shared.c) as far as the clock allows
- * (shardid.max_lead_ms and the mark's window).  Only an id further ahead
- * makes this backend wait for the clock, at most 60 s.
+ * (shardid.max_lead_ms and the mark's window), when the table may claim the
+ * shard (set_id_may_claim()).  Only an id further ahead, or one in a table
+ * that may not claim the shard, makes this backend wait for the clock, at
+ * most 60 s.
  */
 static int64
 set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v,
@@ -105,6 +132,7 @@ set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v,
 	if (newest < v)
 		return v;
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE &&
+		set_id_may_claim(rel) &&
 		shardid_strict_start_past(shard, newest))
 		v = set_id_next(shard);
 	while (v <= newest)

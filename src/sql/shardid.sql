@@ -723,7 +723,9 @@ REVOKE ALL ON FUNCTION citus_use_trigger(regclass, integer, name) FROM PUBLIC;
 -- set_id() is EXECUTE to PUBLIC, so any role may put it on a table of its
 -- own, naming any shard: only the tables of a role that may write the registry
 -- (superusers, the database's owner, the roles granted INSERT on it) claim
--- a shard, as only such a role may register one.
+-- a shard, as only such a role may register one; and, as the registry, no
+-- temporary table and no system schema does (a TEMP table's pg_temp_N
+-- would be every role's answer to shard_schema()).
 CREATE VIEW citus_tenants AS
 SELECT n.nspname AS schema_name,
        c.relname AS table_name,
@@ -737,6 +739,9 @@ CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(t.tgargs
 WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
   AND t.tgnargs OPERATOR(pg_catalog.=) 2
   AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$'
+  AND c.relpersistence OPERATOR(pg_catalog.<>) 't'
+  AND n.nspname OPERATOR(pg_catalog.!~) '^pg_'
+  AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema'
   AND pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT');
 
 COMMENT ON VIEW citus_tenants IS
