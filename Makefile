@@ -105,9 +105,11 @@ move install-move uninstall-move clean-move:
 deps:
 	PG_CONFIG=$(PG_CONFIG) test/deps.sh
 
+# quietly: the build says nothing but warnings and errors
 demo: deps
-	$(MAKE) install
-	PG_CONFIG=$(PG_CONFIG) test/demo.sh
+	@echo "building and installing shardid into $$($(PG_CONFIG) --bindir)/.."
+	@$(MAKE) -s install >/dev/null
+	@PG_CONFIG=$(PG_CONFIG) tools/demo.sh
 
 # the whole suite against the server PG_CONFIG names:
 #   make test PG_CONFIG=/path/to/pg_config

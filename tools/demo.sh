@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# test/demo.sh: shardid on a throwaway cluster (run it with `make demo`).
+# tools/demo.sh: shardid on a throwaway cluster (run it with `make demo`).
 # Starts PostgreSQL with shardid preloaded, lays out four logical shards the
 # way Instagram did (one schema each, same tables, one sequence per table),
-# routes a few users to their shards, and prints their ids decoded.  The
-# cluster is stopped and removed at the end.
+# routes a few users to their shards, and prints their ids decoded: every
+# statement as psql shows it, with its output.  The cluster is stopped and
+# removed at the end.  README's Getting started shows part of this output;
+# test/tools/readme_demo.sh checks that it is what this prints.
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
+echo "starting a throwaway PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') with shardid preloaded"
 
 port=$SHARDID_PORT_BASE
 cluster_init demo "$port" "shared_preload_libraries = 'shardid'" || exit 1
@@ -15,41 +18,32 @@ use_cluster "$port"
 run() {	# show a statement and its result, as psql would
 	echo
 	echo "demo=# $1"
-	"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -P footer=off -c "$1" || exit 1
+	"$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -P footer=off -c "$1" || exit 1
 }
 
-"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL' || exit 1
-SET client_min_messages = warning;
-CREATE EXTENSION shardid;
-ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00';
-SELECT pg_reload_conf();
--- the tables, designed once in a template schema
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.users (id bigint PRIMARY KEY, user_id bigint NOT NULL UNIQUE, name text NOT NULL);
-CREATE TABLE app_template.photos (
-    id      bigint PRIMARY KEY,
-    user_id bigint NOT NULL REFERENCES app_template.users (user_id),
-    caption text);
-SQL
+run "CREATE EXTENSION shardid"
+"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -c "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00'" \
+	-c "SELECT pg_reload_conf()" >/dev/null || exit 1
+echo
+echo "-- the tables, designed once in a template schema"
+run "CREATE SCHEMA app_template"
+run "CREATE TABLE app_template.users (id bigint PRIMARY KEY, user_id bigint NOT NULL UNIQUE, name text NOT NULL)"
+run "CREATE TABLE app_template.photos (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES app_template.users (user_id), caption text)"
+echo
+echo "-- four logical shards made from it, registered"
 run "SELECT * FROM shardid.create_shards('app_template', ARRAY[0, 1, 2, 3])"
 run "SELECT * FROM shardid.shards ORDER BY shard"
-"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL' || exit 1
--- the application routes each user to logical shard user_id % 4
-DO $$
-DECLARE
-    u record;
-BEGIN
-    FOR u IN SELECT * FROM (VALUES (31341, 'ada'), (4242, 'grace'), (7, 'edsger'), (1002, 'barbara')) v(user_id, name) LOOP
-        EXECUTE format('INSERT INTO %I.users (user_id, name) VALUES ($1, $2)', shardid.shard_schema(u.user_id % 4))
-            USING u.user_id, u.name;
-        EXECUTE format('INSERT INTO %I.photos (user_id, caption) SELECT $1, $2 || '' photo '' || g FROM generate_series(1, 3) g',
-                       shardid.shard_schema(u.user_id % 4))
-            USING u.user_id, u.name;
-    END LOOP;
-END $$;
--- one bulk statement: 50,000 photos for one user in one shard
-INSERT INTO shard_0001.photos (user_id, caption) SELECT 31341, 'bulk ' || g FROM generate_series(1, 50000) g;
-SQL
+echo
+echo "-- the application routes each user to logical shard user_id % 4"
+for u in "31341 ada" "4242 grace" "7 edsger" "1002 barbara"; do
+	set -- $u
+	schema=$("$PG_BIN/psql" -X -q -At -c "SELECT shardid.shard_schema($1 % 4)") || exit 1
+	run "INSERT INTO $schema.users (user_id, name) VALUES ($1, '$2')"
+	run "INSERT INTO $schema.photos (user_id, caption) SELECT $1, '$2 photo ' || g FROM generate_series(1, 3) g"
+done
+echo
+echo "-- one bulk statement: 50,000 photos for one user in one shard"
+run "INSERT INTO shard_0001.photos (user_id, caption) SELECT 31341, 'bulk ' || g FROM generate_series(1, 50000) g"
 
 run "SELECT u.user_id, u.name, u.id, d.* FROM (SELECT * FROM shard_0000.users UNION ALL SELECT * FROM shard_0001.users UNION ALL SELECT * FROM shard_0002.users UNION ALL SELECT * FROM shard_0003.users) u, shardid.decode(u.id) d ORDER BY u.id"
 run "SELECT p.id, p.caption, shardid.id_time(p.id), shardid.id_shard(p.id), shardid.id_seq(p.id) FROM shard_0001.photos p ORDER BY p.id LIMIT 5"
