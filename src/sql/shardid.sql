@@ -1037,6 +1037,79 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION check_shard_schema(name, integer) IS
 'raise an error unless a schema about to hold a logical shard is missing or of a trusted owner';
 
+-- How an existing table of a shard differs from its template table: its
+-- columns (name, type, NOT NULL, DEFAULT but the id column's, which names
+-- the shard), its constraints (primary key, unique and foreign keys by
+-- their columns and the table they reference, CHECKs by their text) and its
+-- other indexes (by their definition without names); NULL when it does
+-- not.  Drift between a template and thousands of shards is this layout's
+-- classic failure: create_shards() reports it when it finds a table it
+-- would have made.
+CREATE FUNCTION table_drift(template_table regclass, shard_table regclass, id_column name)
+RETURNS text
+AS $$
+WITH cols AS (
+    SELECT a.attrelid AS rel, a.attname,
+           pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
+           CASE WHEN a.attname OPERATOR(pg_catalog.<>) id_column THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END AS def
+    FROM pg_catalog.pg_attribute a
+    LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
+    WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+), t AS (SELECT * FROM cols WHERE rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid),
+   s AS (SELECT * FROM cols WHERE rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid),
+cons AS (
+    SELECT c.conrelid AS rel,
+           pg_catalog.format('%s %s', CASE c.contype WHEN 'p' THEN 'primary key' WHEN 'u' THEN 'unique'
+                                      WHEN 'f' THEN 'foreign key' WHEN 'c' THEN 'check' ELSE 'exclusion' END,
+                             CASE WHEN c.contype OPERATOR(pg_catalog.=) 'c' THEN pg_catalog.pg_get_constraintdef(c.oid)
+                             ELSE pg_catalog.format('(%s)%s',
+                                      (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY k.i)
+                                       FROM pg_catalog.unnest(c.conkey) WITH ORDINALITY k(n, i)
+                                       JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.conrelid
+                                        AND a.attnum OPERATOR(pg_catalog.=) k.n),
+                                      CASE WHEN c.contype OPERATOR(pg_catalog.=) 'f' THEN
+                                          ' references ' OPERATOR(pg_catalog.||)
+                                          pg_catalog.quote_ident((SELECT r.relname FROM pg_catalog.pg_class r
+                                                                  WHERE r.oid OPERATOR(pg_catalog.=) c.confrelid)::pg_catalog.text)
+                                      ELSE '' END) END) AS what
+    FROM pg_catalog.pg_constraint c
+    WHERE c.conrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+      AND c.contype OPERATOR(pg_catalog.=) ANY ('{p,u,f,c,x}'::pg_catalog."char"[])
+    UNION ALL
+    SELECT i.indrelid,
+           'index ' OPERATOR(pg_catalog.||)
+           pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON \S+ ', '\1')
+    FROM pg_catalog.pg_index i
+    WHERE i.indrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.conindid OPERATOR(pg_catalog.=) i.indexrelid
+                                                              AND c.conrelid OPERATOR(pg_catalog.=) i.indrelid)
+)
+SELECT pg_catalog.string_agg(d, '; ' ORDER BY d)
+FROM (SELECT CASE WHEN s.attname IS NULL THEN pg_catalog.format('column %I is missing', t.attname)
+                  WHEN t.attname IS NULL THEN pg_catalog.format('column %I is not in the template', s.attname)
+                  WHEN s.type OPERATOR(pg_catalog.<>) t.type THEN pg_catalog.format('column %I is %s, not %s', s.attname, s.type, t.type)
+                  WHEN s.attnotnull OPERATOR(pg_catalog.<>) t.attnotnull THEN
+                      pg_catalog.format('column %I is %s', s.attname, CASE WHEN s.attnotnull THEN 'NOT NULL' ELSE 'nullable' END)
+                  ELSE pg_catalog.format('column %I has DEFAULT %s, not %s', s.attname,
+                                         COALESCE(s.def, 'none'), COALESCE(t.def, 'none')) END AS d
+      FROM t FULL JOIN s ON s.attname OPERATOR(pg_catalog.=) t.attname
+      WHERE s.attname IS NULL OR t.attname IS NULL OR s.type OPERATOR(pg_catalog.<>) t.type
+         OR s.attnotnull OPERATOR(pg_catalog.<>) t.attnotnull OR s.def IS DISTINCT FROM t.def
+      UNION ALL
+      (SELECT pg_catalog.format('%s is missing', what) FROM cons WHERE rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid
+       EXCEPT ALL
+       SELECT pg_catalog.format('%s is missing', what) FROM cons WHERE rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid)
+      UNION ALL
+      (SELECT pg_catalog.format('%s is not in the template', what) FROM cons WHERE rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid
+       EXCEPT ALL
+       SELECT pg_catalog.format('%s is not in the template', what) FROM cons WHERE rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid)) x
+$$ LANGUAGE sql STABLE STRICT
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
+'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; create_shards() reports it';
+
 -- Create logical shards from a template schema, and register them.
 CREATE FUNCTION create_local_shards(template name,
                                     shards integer[],
@@ -1058,6 +1131,9 @@ DECLARE
     owner_names text;
     n integer;
     made name[];
+    existing regclass;
+    existing_kind "char";
+    drift text;
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL OR use_sequence IS NULL THEN
@@ -1147,7 +1223,29 @@ BEGIN
             shard := s;
             schema_name := sch;
             table_name := t.relname;
-            IF to_regclass(format('%I.%I', sch, t.relname)) IS NOT NULL THEN
+            existing := to_regclass(format('%I.%I', sch, t.relname));
+            IF existing IS NOT NULL THEN
+                -- adopted only if it is what this would have made: a table
+                -- of a trusted owner (a view's INSTEAD OF trigger, a rule or
+                -- a trigger of another role would run with the privileges
+                -- of whoever writes to it), reported where it has drifted
+                SELECT c.relkind, c.relowner INTO existing_kind, owner FROM pg_class c WHERE c.oid = existing;
+                IF existing_kind NOT IN ('r', 'p') OR NOT shardid.owner_trusted(owner) THEN
+                    RAISE EXCEPTION 'shard % already holds % %, which belongs to role %', s,
+                                    CASE existing_kind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
+                                         WHEN 'f' THEN 'foreign table' WHEN 'S' THEN 'sequence'
+                                         WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' ELSE 'table' END,
+                                    existing, quote_ident(pg_get_userbyid(owner)::text)
+                        USING ERRCODE = 'insufficient_privilege',
+                              DETAIL = format('create_shards() adopts only tables that it would have made: tables of your own or of a superuser. %s would run the code its owner attached to it with the privileges of whoever writes to it.', existing),
+                              HINT = format('Find out who made it; drop or rename it, then run create_shards() again to make %s from template %I.', existing, template);
+                END IF;
+                drift := shardid.table_drift(t.oid, existing, id_column);
+                IF drift IS NOT NULL THEN
+                    RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
+                                  quote_ident(template), quote_ident(t.relname), drift
+                        USING HINT = 'create_shards() keeps an existing table as it is: align it with the template by hand (ALTER TABLE), or drop it and run create_shards() again.';
+                END IF;
                 action := 'exists';
                 RETURN NEXT;
                 CONTINUE;
