@@ -266,6 +266,7 @@ extern bool commit(Server *s);
 extern void rollback(Server *s);
 extern void check_interrupt(void);
 extern bool take_move_lock(Server *s);
+extern char *move_lock_holder(Server *s);
 extern void need(Server *s);
 extern void finish(int code, const char *outcome) NORETURN;
 extern void fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;

@@ -495,8 +495,9 @@ main(int argc, char **argv)
 
 		for (i = 0; i < 2; i++)
 			if (s[i]->conn && !take_move_lock(s[i]))
-				refuse("another shardid-move is working on shard %d with the %s server right now; "
-					   "nothing was changed", M.shard, s[i]->option);
+				refuse("another shardid-move is working on shard %d with the %s server right now "
+					   "(its session there: %s); nothing was changed", M.shard, s[i]->option,
+					   move_lock_holder(s[i]));
 	}
 
 	if (M.do_abort)

@@ -94,19 +94,50 @@ check_interrupt(void)
 }
 
 /*
- * The move lock: a session advisory lock on the shard (class
- * MOVE_LOCK_CLASS), held on both servers by the run working on it.  It goes
- * with the session, so a run killed by SIGKILL leaves it free, and a second
- * run (even --abort) cannot act on a move that is still running.
+ * The move lock, held on both servers by the run working on the shard, so
+ * that a second run (even --abort) cannot act on a move that is still
+ * running: the shard's row of shardid.move_locks, naming this run's session
+ * (pid and backend start).  Only superusers write that table, so no other
+ * role can take the lock or keep it; a row whose session is gone (a run
+ * killed by SIGKILL, a lost connection) is taken over.  One statement,
+ * committed at once: two runs that race serialise on the row.  A server
+ * with shardid 1.2 has no such table: there the lock is the session
+ * advisory lock (class MOVE_LOCK_CLASS) of 1.2, with a warning, since any
+ * role that may connect can take that one.
  */
 bool
 take_move_lock(Server *s)
 {
 	char	   *v = NULL;
 
-	if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
-				   2, MOVE_LOCK_CLASS, M.shard_s))
+	if (!get_value(s, &v, "SELECT (pg_catalog.to_regclass('shardid.move_locks') IS NOT NULL)::text", 0))
 		return false;
+	if (!is(v, "true"))
+	{
+		free(v);
+		warning_msg("the %s server has shardid older than 1.3: the move lock there is an advisory lock, "
+					"which any role that may connect can take (ALTER EXTENSION shardid UPDATE)", s->option);
+		if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
+					   2, MOVE_LOCK_CLASS, M.shard_s))
+			return false;
+	}
+	else
+	{
+		free(v);
+		v = NULL;
+		if (!get_value(s, &v,
+					   "INSERT INTO shardid.move_locks AS l (shard, pid, backend_start) "
+					   "SELECT $1::integer, a.pid, a.backend_start FROM pg_catalog.pg_stat_activity a "
+					   "WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() "
+					   "ON CONFLICT (shard) DO UPDATE SET pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start, "
+					   "taken_at = pg_catalog.now(), taken_by = CURRENT_USER "
+					   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_stat_activity a "
+					   "WHERE a.pid OPERATOR(pg_catalog.=) l.pid AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start) "
+					   "OR l.pid OPERATOR(pg_catalog.=) EXCLUDED.pid AND l.backend_start OPERATOR(pg_catalog.=) EXCLUDED.backend_start "
+					   "RETURNING 'true'",
+					   1, M.shard_s))
+			return false;
+	}
 	if (!is(v, "true"))
 	{
 		free(v);
@@ -115,6 +146,33 @@ take_move_lock(Server *s)
 	free(v);
 	s->locked = s->generation;
 	return true;
+}
+
+/* who holds the move lock of the shard on server s, for a refusal */
+char *
+move_lock_holder(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v,
+				   "SELECT pg_catalog.format('pid %s, application %L, from %s, since %s', l.pid, "
+				   "a.application_name, COALESCE(pg_catalog.host(a.client_addr), 'a local socket'), "
+				   "l.taken_at::pg_catalog.timestamptz(0)) "
+				   "FROM shardid.move_locks l LEFT JOIN pg_catalog.pg_stat_activity a "
+				   "ON a.pid OPERATOR(pg_catalog.=) l.pid AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start "
+				   "WHERE l.shard OPERATOR(pg_catalog.=) $1::integer", 1, M.shard_s) || v == NULL)
+		return xstrdup("a session holding the 1.2 advisory lock");
+	return v;
+}
+
+/* the move lock given back on server s (its row; an advisory lock goes with the session) */
+static void
+release_move_lock(Server *s)
+{
+	if (s->conn == NULL || s->locked != s->generation || s->locked == 0)
+		return;
+	(void) exec_sql(s, "DELETE FROM shardid.move_locks WHERE shard OPERATOR(pg_catalog.=) $1::integer "
+					"AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()", 1, M.shard_s);
 }
 
 /* a server answering again after a lost connection, or the move fails */
@@ -185,6 +243,8 @@ finish(int code, const char *outcome)
 	M.outcome = outcome;
 	if (report_json)
 		json_summary(code);
+	release_move_lock(&M.from);
+	release_move_lock(&M.to);
 	server_close(&M.from);
 	server_close(&M.to);
 	private_dir_remove();

@@ -1888,6 +1888,26 @@ COMMENT ON COLUMN shardid.move_journal.schema_oid IS
 COMMENT ON COLUMN shardid.move_journal.subscription_oid IS
 'online moves: the subscription on the target, whose table-sync replication slots on the source an undo drops';
 
+-- The move lock: a row per shard that a running shardid-move works on,
+-- naming that run's session on this server (its pid and backend start, so
+-- that a session that ended, or a pid used again, holds nothing).  Written
+-- only by shardid-move, as a superuser: no other role can take or hold it,
+-- as any role that may connect can take an advisory lock.  A run killed by
+-- SIGKILL leaves its row behind, which the next run takes over once that
+-- session is gone.
+CREATE TABLE shardid.move_locks (
+    shard         integer PRIMARY KEY,
+    pid           integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    taken_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    taken_by      name NOT NULL DEFAULT CURRENT_USER
+);
+
+COMMENT ON TABLE shardid.move_locks IS
+'the shards a running shardid-move works on, with its session on this server; written only by shardid-move';
+
+REVOKE ALL ON shardid.move_locks FROM PUBLIC;
+
 -- The refusal of shardid-move's guard trigger says where the shard goes or
 -- went: the peer (host, port and database, never a password) recorded by
 -- the journal row of this server.  SECURITY DEFINER, owned by the

@@ -302,3 +302,20 @@ BEGIN
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
+
+-- The move lock is a row of a table only superusers write, no longer an
+-- advisory lock in the shard's database, which a role with CONNECT alone
+-- could take and so keep every move of the shard (and its --abort) out
+CREATE TABLE shardid.move_locks (
+    shard         integer PRIMARY KEY,
+    pid           integer NOT NULL,
+    backend_start timestamptz NOT NULL,
+    taken_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    taken_by      name NOT NULL DEFAULT CURRENT_USER
+);
+
+COMMENT ON TABLE shardid.move_locks IS
+'the shards a running shardid-move works on, with its session on this server; written only by shardid-move';
+
+REVOKE ALL ON shardid.move_locks FROM PUBLIC;
+
