@@ -302,11 +302,18 @@ step_wait_sync(void)
 			long		errors = sync_errors();
 
 			/*
-			 * A sync that fails again and again (a full disk): give up now.
-			 * An orphaned sync fails at every start of its worker (each
-			 * wal_retrieve_retry_interval), so while one is seen its errors
-			 * are its own and do not count: it is copied again once seen
-			 * twice.  Counted between two looks without one.
+			 * A sync that fails again and again (a full disk): give up once
+			 * SYNC_ERRORS_MAX errors were counted since the first of the
+			 * looks, one after another, that saw no orphan.
+			 * The apply worker starts a failed sync's worker again at its
+			 * first wake-up wal_retrieve_retry_interval after the last start,
+			 * and it wakes each second and at each message of the walsender,
+			 * which any WAL written on the --from server brings: up to one
+			 * error each wal_retrieve_retry_interval.  An orphaned sync fails
+			 * at every start of its worker (counted when its origin is gone
+			 * too: the missing slot alone fails after the sync's error
+			 * report), so while one is seen its errors are its own and do not
+			 * count: it is copied again once seen twice.
 			 */
 			if (orphans != NULL)
 				errors0 = -1;
