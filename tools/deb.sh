@@ -6,9 +6,10 @@
 # postgresql-common's pg_buildext (`make deps` installs them).  The files git
 # tracks are copied into a temporary directory, as a clean clone would have
 # them (nothing built in the checkout goes into a package), built there with
-# `dpkg-buildpackage -b -us -uc` (which runs the pg_regress suite against the
-# files about to be packaged, on a throwaway cluster), and the .deb files
-# are moved to OUTDIR (default dist/).  Prints their paths.
+# `dpkg-buildpackage -b -us -uc`, and the .deb files are moved to OUTDIR
+# (default dist/).  Prints their paths.  The suite runs against the
+# installed package, not during the build (debian/rules says why):
+# debian/tests/installcheck, which test/packages/deb.sh runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)

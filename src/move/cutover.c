@@ -102,20 +102,22 @@ step_verify(void)
 /*
  * The newest id of shard M.shard stored on server s (offline: the --from
  * server before the freeze, the --to server after the copy) that the --to
- * server's clock must pass before the cutover, as Unix-independent
- * milliseconds of the epoch (shardid.id_millis()); NULL when there is none.
+ * server's clock must pass before the cutover, as milliseconds of the epoch
+ * (shardid.id_millis()); NULL when there is none.
  *
- * Only the shard's own ids count, and only those less than bound_id, the
- * smallest id of the millisecond shardid.max_lead_ms + 1,250 ms ahead of the
- * --to server's clock (as far as strict mode lets a shard's ids run ahead of
- * a clock): any role that may insert into a table of the shard can store any
- * id there, and the cutover must not keep the shard's writes refused until
- * the clock reaches a value such a role wrote.  An id of the shard beyond
- * the bound is reported (its table, its time) and not waited for.  Each
- * column is read by its table's owner (owner_values()).
+ * Only the shard's own ids count, and only those in [0, bound_id): the
+ * bound is the smallest id of the latest millisecond either server could
+ * have stamped the shard with, its clock plus its shardid.max_lead_ms plus
+ * 1,250 ms (the high-water mark's window and margin), whichever server's is
+ * later (bound()).  Any role that may insert into a table of the shard can
+ * store any id there, and the cutover must not keep the shard's writes
+ * refused until a clock reaches a value such a role wrote; an id of the
+ * shard beyond the bound, or with the sign bit set (it would decode to the
+ * end of the time field), is reported with its table and not waited for.
+ * Each column is read by its table's owner (owner_values()).
  */
 static char *
-newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
+newest_own_id(Server *s, const char *bound_id)
 {
 	PGresult   *res;
 	char	   *newest = NULL;
@@ -136,7 +138,7 @@ newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
 				1, M.schema);
 	if (res == NULL)
 		fail("could not read the id columns of schema \"%s\" on the %s server: %s", M.schema,
-			 s == &M.to ? "--to" : "--from", db_error());
+			 s->option, db_error());
 	n = PQntuples(res);
 	owners = xcalloc(n + 1, sizeof(char *));
 	sqls = xcalloc(n + 1, sizeof(char *));
@@ -149,12 +151,14 @@ newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
 
 		owners[i] = xstrdup(PQgetvalue(res, i, 2));
 		names[i] = xprintf("%s.%s", M.qschema, qt);
-		/* the newest id within the bound, and the newest beyond it */
-		sqls[i] = xprintf("SELECT pg_catalog.concat_ws(' ', "
-						  "pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8), "
-						  "pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) %s::pg_catalog.int8)) "
+		/* "<newest within the bound> <newest beyond it>", "-" for none */
+		sqls[i] = xprintf("SELECT COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) 0 "
+						  "AND %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8)::pg_catalog.text, '-') "
+						  "OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
+						  "COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) 0 "
+						  "OR %s OPERATOR(pg_catalog.>=) %s::pg_catalog.int8)::pg_catalog.text, '-') "
 						  "FROM %s.%s WHERE shardid.id_shard(%s) OPERATOR(pg_catalog.=) %d",
-						  qc, qc, bound_id, qc, qc, bound_id, M.qschema, qt, qc, M.shard);
+						  qc, qc, qc, bound_id, qc, qc, qc, bound_id, M.qschema, qt, qc, M.shard);
 		free(qt);
 		free(qc);
 	}
@@ -163,33 +167,29 @@ newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
 		fail("could not find the newest id of shard %d: %s", M.shard, db_error());
 	for (i = 0; i < n; i++)
 	{
-		char		within[32] = "",
-					beyond[32] = "";
+		char		within[32] = "-",
+					beyond[32] = "-";
 		char	   *millis = NULL;
 
 		if (vals[i])
 			(void) sscanf(vals[i], "%31s %31s", within, beyond);
-		/* concat_ws skips a NULL: a lone value is beyond the bound if it is not below it */
-		if (within[0] && !beyond[0] && strtoll(within, NULL, 10) >= strtoll(bound_id, NULL, 10))
-		{
-			memcpy(beyond, within, sizeof(beyond));
-			within[0] = '\0';
-		}
-		if (beyond[0] && !beyond_reported)
+		if (!is(beyond, "-") && !beyond_reported)
 		{
 			char	   *when = NULL;
 
 			if (!get_value(s, &when, "SELECT shardid.id_time($1::pg_catalog.int8)::pg_catalog.text", 1, beyond))
-				when = xstrdup("?");
-			warning_msg("table %s holds id %s of shard %d, made for %s, more than %s ms ahead of the --to "
-						"server's clock: the cutover does not wait for it, and the shard's new ids will sort "
-						"below it", names[i], beyond, M.shard, when, bound_ms);
-			hint_msg("Any role that may insert into %s could have written it; find the row (WHERE id >= %s) "
-					 "and who wrote it before trusting the order of the shard's ids.", names[i], beyond);
+				when = xstrdup("a time past the id's range");
+			warning_msg("table %s holds id %s of shard %d, made for %s, further ahead than either server's "
+						"clock allows the shard's ids (shardid.max_lead_ms + 1.25 s): the cutover does not "
+						"wait for it, and the shard's new ids will sort below it",
+						names[i], beyond, M.shard, when);
+			hint_msg("A clock that ran that far ahead, or a role that may insert into %s, wrote it; find "
+					 "the row (WHERE shardid.id_shard(id) = %d AND (id < 0 OR id >= %s)) before trusting "
+					 "the order of the shard's ids.", names[i], M.shard, bound_id);
 			free(when);
 			beyond_reported = true;
 		}
-		if (within[0] &&
+		if (!is(within, "-") &&
 			!get_value(s, &millis, "SELECT shardid.id_millis($1::pg_catalog.int8)::pg_catalog.text", 1, within))
 			fail("could not decode the newest id of shard %d: %s", M.shard, db_error());
 		if (millis && (newest == NULL || atoll(millis) > atoll(newest)))
@@ -212,6 +212,40 @@ newest_own_id(Server *s, const char *bound_id, const char *bound_ms)
 }
 
 /*
+ * The bound of newest_own_id(): the smallest id of the millisecond
+ * shardid.max_lead_ms + 1,250 ms ahead of a server's clock, the later of the
+ * two servers' (ids the --from server made count when its clock runs ahead
+ * of the --to server's: the wait is for them).
+ */
+static char *
+bound(void)
+{
+	Server	   *s[] = {&M.from, &M.to};
+	char	   *b = NULL;
+	int			i;
+
+	for (i = 0; i < 2; i++)
+	{
+		char	   *v = NULL;
+
+		need(s[i]);
+		if (!get_value(s[i], &v,
+					   "SELECT shardid.min_id(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
+					   "pg_catalog.make_interval(secs => (max_lead_ms OPERATOR(pg_catalog.+) 1250) "
+					   "OPERATOR(pg_catalog./) 1000.0))::pg_catalog.text FROM shardid.info()", 0) || v == NULL)
+			fail("could not read the clock of the %s server: %s", s[i]->option, db_error());
+		if (b == NULL || strtoll(v, NULL, 10) > strtoll(b, NULL, 10))
+		{
+			free(b);
+			b = v;
+		}
+		else
+			free(v);
+	}
+	return b;
+}
+
+/*
  * Wait until the --to server's clock is past the newest id of the shard
  * (newest_own_id() on server s), at most --timeout; a clock that does not
  * get there fails the move with what_then (whether writes are refused).
@@ -220,26 +254,14 @@ static void
 wait_clock(Server *s, const char *what_then)
 {
 	char	   *newest;
-	char	   *bound_id = NULL,
-			   *bound_ms = NULL;
+	char	   *bound_id = bound();
 	double		deadline = now_seconds() + M.timeout;
 
-	need(&M.to);
-	if (!get_value(&M.to, &bound_ms,
-				   "SELECT (max_lead_ms OPERATOR(pg_catalog.+) 1250)::pg_catalog.text FROM shardid.info()", 0) ||
-		!get_value(&M.to, &bound_id,
-				   "SELECT shardid.min_id(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
-				   "pg_catalog.make_interval(secs => $1::pg_catalog.float8 OPERATOR(pg_catalog./) 1000))::pg_catalog.text",
-				   1, bound_ms ? bound_ms : "0"))
-		fail("could not read the clock of the --to server: %s", db_error());
 	need(s);
-	newest = newest_own_id(s, bound_id, bound_ms);
+	newest = newest_own_id(s, bound_id);
 	free(bound_id);
 	if (newest == NULL)
-	{
-		free(bound_ms);
 		return;
-	}
 	for (;;)
 	{
 		char	   *behind = NULL;
@@ -265,7 +287,6 @@ wait_clock(Server *s, const char *what_then)
 	}
 	progress_end();
 	free(newest);
-	free(bound_ms);
 }
 
 /* target: one transaction lets the copy take writes and registers the shard */

@@ -16,11 +16,11 @@
 #   2. a complete build of that major already in the cache, of any version;
 #   3. the versions pinned in tools/pg/sources (an orig tarball by name and
 #      SHA-256, taken from the .dsc signed by Debian's PostgreSQL
-#      maintainers), fetched from the archive's pool by apt-helper, which
-#      checks the hash.
-# When none of them can be had it prints "unavailable: REASON" on the last
-# line of stdout and exits 77, so that the caller reports the suite of that
-# major as skipped with the reason (never as a failure of the change).
+#      maintainers), fetched from the archive's pool; a file whose SHA-256
+#      differs is an error (exit 1), never built and never a skip.
+# When none of them can be downloaded it prints "unavailable: REASON" on the
+# last line of stdout and exits 77, so that the caller reports the suite of
+# that major as skipped with the reason (never as a failure of the change).
 #
 # The deb-src lines live in a private apt state directory, so the machine's
 # own package lists, and therefore its binary packages, stay as they were.
@@ -189,8 +189,13 @@ while read -r m version file sha256; do
 	prefix=$cache/pg-$version-$flavour
 	fresh_work
 	log "downloading $file, pinned in ${SHARDID_PG_SOURCES:-tools/pg/sources}"
-	if /usr/lib/apt/apt-helper download-file "$uri/pool/main/p/postgresql-$major/$file" \
-		"$work/$file" "SHA256:$sha256" >&2; then
+	if /usr/lib/apt/apt-helper download-file "$uri/pool/main/p/postgresql-$major/$file" "$work/$file" >&2; then
+		# a file that is there but not the one pinned is an error, never a skip
+		got=$(sha256sum "$work/$file" | cut -d' ' -f1)
+		if [ "$got" != "$sha256" ]; then
+			log "$file from $uri has SHA-256 $got, not the pinned $sha256: refusing to build it"
+			exit 1
+		fi
 		build "$version"
 		use "$prefix" "built from the pinned source $file (SHA-256 checked)"
 	fi
