@@ -1,7 +1,8 @@
 -- Install and update paths, tested the way contrib does it: every released
 -- version can be installed, and ALTER EXTENSION ... UPDATE brings it to the
 -- default version with exactly the objects, owners, privileges and
--- definitions of a fresh install.
+-- definitions of a fresh install (for tables and views also their triggers,
+-- policies, column comments and column privileges).
 SELECT name, version, superuser, trusted, relocatable, schema
 FROM pg_available_extension_versions WHERE name = 'shardid' ORDER BY version;
 
@@ -15,7 +16,7 @@ SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
                           pg_get_functiondef(p.oid))
             FROM pg_proc p WHERE p.oid = d.objid)
        WHEN 'pg_class'::regclass THEN
-           (SELECT format('owner %s acl %s kind %s rls %s view %s columns %s constraints %s indexes %s',
+           (SELECT format('owner %s acl %s kind %s rls %s view %s columns %s constraints %s indexes %s triggers %s policies %s column comments %s column acls %s',
                           pg_get_userbyid(c.relowner), c.relacl, c.relkind, c.relrowsecurity,
                           pg_get_viewdef(c.oid),
                           (SELECT string_agg(format('%s %s %s default %s', a.attname, format_type(a.atttypid, a.atttypmod),
@@ -26,7 +27,19 @@ SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
                           (SELECT string_agg(format('%s %s', co.conname, pg_get_constraintdef(co.oid)), ', ' ORDER BY co.conname)
                            FROM pg_constraint co WHERE co.conrelid = c.oid AND co.contype <> 'n'),
                           (SELECT string_agg(pg_get_indexdef(i.indexrelid), ', ' ORDER BY 1)
-                           FROM pg_index i WHERE i.indrelid = c.oid))
+                           FROM pg_index i WHERE i.indrelid = c.oid),
+                          (SELECT string_agg(format('%s %s', pg_get_triggerdef(tg.oid), tg.tgenabled), ', ' ORDER BY tg.tgname)
+                           FROM pg_trigger tg WHERE tg.tgrelid = c.oid AND NOT tg.tgisinternal),
+                          (SELECT string_agg(format('%s %s %s %s %s', po.polname, po.polcmd, po.polroles,
+                                                    pg_get_expr(po.polqual, po.polrelid), pg_get_expr(po.polwithcheck, po.polrelid)),
+                                             ', ' ORDER BY po.polname)
+                           FROM pg_policy po WHERE po.polrelid = c.oid),
+                          (SELECT string_agg(format('%s %s', a.attname, col_description(c.oid, a.attnum)), ', ' ORDER BY a.attnum)
+                           FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                             AND col_description(c.oid, a.attnum) IS NOT NULL),
+                          (SELECT string_agg(format('%s %s', a.attname, a.attacl), ', ' ORDER BY a.attnum)
+                           FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                             AND a.attacl IS NOT NULL))
             FROM pg_class c WHERE c.oid = d.objid)
        ELSE '' END AS definition,
        (SELECT ip.initprivs::text FROM pg_init_privs ip
