@@ -433,12 +433,22 @@ shardid_adopt_epoch_sql(PG_FUNCTION_ARGS)
  * pg_upgrade (which does not carry replication origins).  Superusers only.
  * Returns H.
  */
+/*
+ * How far ahead of the clock, and how close to the sign bit, raise_high_water()
+ * goes only when told to (force => true): every id of the server, in every
+ * database and after every restart, carries a time at or past the mark.
+ */
+#define RAISE_AHEAD_LIMIT_MS	(INT64_C(3600) * 1000)
+#define RAISE_SIGN_MARGIN_MS	(INT64_C(366) * 24 * 3600 * 1000)
+
 PG_FUNCTION_INFO_V1(shardid_raise_high_water_sql);
 Datum
 shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
 {
 	int64		unix_ms;
 	int64		high;
+	bool		force = PG_NARGS() > 1 && PG_GETARG_BOOL(1);
+	int64		ahead;
 
 	if (!superuser())
 		ereport(ERROR,
@@ -446,6 +456,20 @@ shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to raise the high-water mark"),
 				 errdetail("Only superusers may raise the durable high-water mark of the server's ids.")));
 	unix_ms = range_millis(PG_GETARG_TIMESTAMPTZ(0)) + shardid_epoch_ms;
+	ahead = unix_ms - shardid_clock_ms();
+	if (!force && unix_ms - shardid_epoch_ms > SHARDID_SIGN_MILLIS - RAISE_SIGN_MARGIN_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the moment is less than a year before the sign bit of the ids"),
+				 errdetail("Ids carry at most " INT64_FORMAT " ms since the epoch before they would turn negative, and next_id() refuses past that; a mark this close leaves the server less than a year of ids."
+						   , SHARDID_SIGN_MILLIS - 1),
+				 errhint("To raise the mark that far on purpose, call shardid.raise_high_water(at, force => true).")));
+	if (!force && ahead > RAISE_AHEAD_LIMIT_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the moment is " INT64_FORMAT " s ahead of this server's clock", ahead / 1000),
+				 errdetail("Every id this server makes afterwards, in every database and after every restart, would carry a time at least that far ahead; more than an hour is refused unless forced."),
+				 errhint("Check where the moment comes from (a stored id may have been written by any role that may insert into its table); to raise the mark that far on purpose, call shardid.raise_high_water(at, force => true).")));
 	shardid_refuse_in_recovery();
 	shardid_shared_attach();
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)

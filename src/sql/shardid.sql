@@ -343,9 +343,25 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.raise_high_water(timestamptz) IS
-'superusers: raise the durable high-water mark to at least the given moment (confirmed by the synchronous standbys), so that every id this server makes from now on is later; returns the mark';
+'superusers: raise the durable high-water mark to at least the given moment (confirmed by the synchronous standbys), so that every id this server makes from now on is later; returns the mark; refuses a moment more than an hour ahead of the clock or less than a year before the sign bit (see raise_high_water(at, force))';
 
 REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz) FROM PUBLIC;
+
+-- The same, past the limits that raise_high_water(at) keeps to when force
+-- is true: a moment more than an hour ahead of the clock, or less than a
+-- year before the sign bit of the ids, which raise_high_water(at) refuses
+-- (every id of the server carries a time at or past the mark, in every
+-- database and after every restart).
+CREATE FUNCTION shardid.raise_high_water(at timestamptz, force boolean)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_raise_high_water_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.raise_high_water(timestamptz, boolean) IS
+'superusers: raise_high_water(at), also to a moment more than an hour ahead of the clock or less than a year before the sign bit when force is true';
+
+REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz, boolean) FROM PUBLIC;
 
 CREATE FUNCTION shardid.mark_status(
     OUT high_water_origin boolean,
@@ -1662,7 +1678,8 @@ BEGIN
                     object := format('shard %s', n);
                     detail := format('The newest stored id of shard %s is from %s, later than the durable high-water mark %s (a restore, pg_upgrade or a mark set back): after a crash with the clock behind, only the check of stored ids at a shard''s first id keeps new ids above it.',
                                      n, shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)), r.high_water_mark);
-                    fix := format('SELECT shardid.raise_high_water(%L);',
+                    fix := format('That time is the time of a stored id, which any role that may insert into a table of shard %s could have written: check that row first (WHERE id = %s); then SELECT shardid.raise_high_water(%L);',
+                                  n, (SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn),
                                   shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)));
                     RETURN NEXT;
                 END IF;

@@ -319,3 +319,381 @@ COMMENT ON TABLE shardid.move_locks IS
 
 REVOKE ALL ON shardid.move_locks FROM PUBLIC;
 
+
+-- raise_high_water(at) refuses a moment more than an hour ahead of the
+-- clock or less than a year before the sign bit; raise_high_water(at,
+-- force => true) takes it.  doctor() printed raise_high_water() of a
+-- stored id's time: a row 60 ms before the sign bit, applied, moved every
+-- shard of every database there
+COMMENT ON FUNCTION shardid.raise_high_water(timestamptz) IS
+'superusers: raise the durable high-water mark to at least the given moment (confirmed by the synchronous standbys), so that every id this server makes from now on is later; returns the mark; refuses a moment more than an hour ahead of the clock or less than a year before the sign bit (see raise_high_water(at, force))';
+
+CREATE FUNCTION shardid.raise_high_water(at timestamptz, force boolean)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'shardid_raise_high_water_sql'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.raise_high_water(timestamptz, boolean) IS
+'superusers: raise_high_water(at), also to a moment more than an hour ahead of the clock or less than a year before the sign bit when force is true';
+
+REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz, boolean) FROM PUBLIC;
+
+-- doctor(): the fix computed from a stored id says that any role that may
+-- insert into the shard's tables could have written it
+CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    moved_phase text;
+    moved_peer text;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+BEGIN
+    -- the epoch must be set on purpose, the same on every server
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+
+    -- the ids of this server were made under another epoch
+    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
+             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
+        problem := 'epoch differs from the ids'' epoch';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
+                         r.epoch, r.ids_epoch);
+        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
+                      r.ids_epoch);
+        RETURN NEXT;
+    END LOOP;
+
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
+                    coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
+                    d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
+                    g.schema_name AS registered_schema
+             FROM shardid.id_defaults d
+             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
+             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        IF r.id_type <> 'bigint'::regtype THEN
+            problem := 'id column not bigint';
+            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
+            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT r.plain_call THEN
+            problem := 'DEFAULT not a plain next_id() call';
+            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+                          r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard IS NULL THEN
+            problem := 'shard not a constant';
+            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
+            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard < 0 OR r.shard > max_shard THEN
+            problem := 'shard out of range';
+            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
+            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
+                          r.schema_name, r.table_name, r.column_name, max_shard);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        -- what shardid-move left here of a shard it moved away (the
+        -- journal is for its writers: others are not told)
+        moved_phase := NULL;
+        moved_peer := NULL;
+        IF r.registered_schema IS NULL AND has_table_privilege('shardid.move_journal', 'SELECT') THEN
+            SELECT j.phase, j.peer INTO moved_phase, moved_peer
+            FROM shardid.move_journal j
+            WHERE j.side = 'source' AND j.shard = r.shard AND j.schema_name = r.schema_name
+            ORDER BY j.updated_at DESC LIMIT 1;
+        END IF;
+        IF r.registered_schema IS NULL AND moved_phase IN ('handing-over', 'moved-away') THEN
+            problem := 'copy of a shard moved away';
+            detail := format('Schema %I is the frozen copy of shard %s that shardid-move left here when it moved the shard to %s (phase %s); writes to it are refused, and routing must send the shard there.',
+                             r.schema_name, r.shard, moved_peer, moved_phase);
+            fix := format('Route shard %s to %s. Once nothing reads this copy: shardid-move --shard %s --from <this server> --to <that server> --drop-source%s.',
+                          r.shard, moved_peer, r.shard,
+                          CASE moved_phase WHEN 'handing-over' THEN ' (first finish the move there: shardid-move --resume)' ELSE '' END);
+            RETURN NEXT;
+        ELSIF r.registered_schema IS NULL THEN
+            problem := 'shard not registered';
+            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
+            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
+                          r.schema_name, r.shard, r.shard, r.schema_name);
+            RETURN NEXT;
+        ELSIF r.registered_schema <> r.schema_name THEN
+            problem := 'DEFAULT of a shard registered elsewhere';
+            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                             r.shard, r.registered_schema);
+            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                          r.schema_name, r.table_name,
+                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
+            RETURN NEXT;
+        END IF;
+        IF r.sequence_name IS NOT NULL THEN
+            SELECT seqcache INTO n FROM pg_sequence WHERE seqrelid = r.sequence_name;
+            IF n > 1 THEN
+                problem := 'sequence cache above 1';
+                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
+                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
+                RETURN NEXT;
+            END IF;
+        ELSIF r.sequence_free AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+            problem := 'sequence-free DEFAULT without strict mode';
+            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
+            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+
+    -- the durable high-water mark and what keeps it (strict mode)
+    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
+                    (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.mark_status() m LOOP
+        IF NOT r.high_water_origin THEN
+            problem := 'high-water origin missing';
+            object := 'replication origin shardid_high_water';
+            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then SELECT shardid.raise_high_water(...) with the newest id time this server ever handed out.';
+            RETURN NEXT;
+        END IF;
+        IF NOT r.epoch_origin THEN
+            problem := 'epoch origin missing';
+            object := 'replication origin shardid_epoch';
+            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
+            RETURN NEXT;
+        END IF;
+        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+            problem := 'high-water mark far ahead of the clock';
+            object := 'replication origin shardid_high_water';
+            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
+                             r.high_water_mark, r.high_water_ahead_ms);
+            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
+            RETURN NEXT;
+        END IF;
+        IF r.origin_slots < r.origins THEN
+            problem := 'too few replication origin slots';
+            object := r.origin_slots_setting;
+            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
+                             r.origin_slots_setting, r.origin_slots, r.origins);
+            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
+                          r.origin_slots_setting, r.origins);
+            RETURN NEXT;
+        END IF;
+        IF r.unconfirmed_raises > 0 THEN
+            problem := 'high-water raises not confirmed';
+            object := 'synchronous_standby_names';
+            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
+                             r.unconfirmed_raises);
+            fix := 'Check that the synchronous standbys are up and keep up.';
+            RETURN NEXT;
+        END IF;
+        IF r.stored_too_far > 0 THEN
+            problem := 'stored ids far ahead';
+            object := 'shard tables';
+            detail := format('%s times a stored id lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            fix := 'Find such ids with WHERE id > shardid.max_id(now() + interval ''1 minute''); ids given by hand should come from next_id(). A superuser can move the mark past them on purpose with shardid.raise_high_water().';
+            RETURN NEXT;
+        END IF;
+        -- stored ids above the mark (what reads them is for superusers)
+        IF has_function_privilege('shardid.stored_newest(integer)', 'EXECUTE') THEN
+            FOR n IN SELECT DISTINCT g.shard FROM shardid.shard_registry g ORDER BY 1 LOOP
+                IF shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)) > r.high_water_mark THEN
+                    problem := 'high-water mark behind stored ids';
+                    object := format('shard %s', n);
+                    detail := format('The newest stored id of shard %s is from %s, later than the durable high-water mark %s (a restore, pg_upgrade or a mark set back): after a crash with the clock behind, only the check of stored ids at a shard''s first id keeps new ids above it.',
+                                     n, shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)), r.high_water_mark);
+                    fix := format('That time is the time of a stored id, which any role that may insert into a table of shard %s could have written: check that row first (WHERE id = %s); then SELECT shardid.raise_high_water(%L);',
+                                  n, (SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn),
+                                  shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)));
+                    RETURN NEXT;
+                END IF;
+            END LOOP;
+        END IF;
+    END LOOP;
+
+    -- a table whose newest id strict mode cannot read at a shard's first id
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
+             FROM shardid.id_defaults d
+             JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
+             WHERE d.plain_call AND d.id_type = 'bigint'::regtype
+               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
+               AND NOT EXISTS (SELECT FROM pg_index i
+                               JOIN pg_class ic ON ic.oid = i.indexrelid
+                               JOIN pg_am am ON am.oid = ic.relam
+                               WHERE i.indrelid = d.table_oid AND i.indisvalid
+                                 AND i.indpred IS NULL AND i.indexprs IS NULL
+                                 AND i.indkey[0] = a.attnum AND am.amname = 'btree')
+             ORDER BY 1, 2, 3 LOOP
+        problem := 'id column without a btree index';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := 'Strict mode cannot read the newest id of this table at a shard''s first id, so ids restored or moved into it are not seen, and new ids may sort before them or repeat them.';
+        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
+                      r.schema_name, r.table_name, r.column_name);
+        RETURN NEXT;
+    END LOOP;
+
+    -- a domain whose DEFAULT makes ids: every column of it, in any table,
+    -- makes ids of that shard
+    FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
+                    string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
+                               ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
+             FROM shardid.id_defaults d WHERE d.via_domain IS NOT NULL
+             GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
+        problem := 'DEFAULT of a domain';
+        object := format('domain %s', r.via_domain);
+        detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
+                         r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
+        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
+        RETURN NEXT;
+    END LOOP;
+
+    -- anything in schema shardid that is not shardid's own
+    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+        problem := 'foreign object in schema shardid';
+        object := r.object;
+        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
+                         r.object, coalesce(r.owner::text, '-'));
+        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- registrations whose schema is gone
+    FOR r IN SELECT g.* FROM shardid.shard_registry g
+             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
+             ORDER BY g.shard LOOP
+        problem := 'registered schema missing';
+        object := format('shard %s', r.shard);
+        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
+        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- one shard, one schema
+    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
+             FROM shardid.id_defaults d
+             WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
+        problem := 'shard claimed by several schemas';
+        object := format('shard %s', r.shard);
+        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
+                         array_to_string(r.schemas, ', '), r.shard);
+        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
+        RETURN NEXT;
+    END LOOP;
+
+    -- one schema, one shard
+    FOR r IN
+        WITH valid AS (
+            SELECT * FROM shardid.id_defaults d
+            WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype),
+        per_schema AS (
+            SELECT v.schema_name, coalesce(min(g.shard), mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+            FROM valid v LEFT JOIN shardid.shard_registry g ON g.schema_name = v.schema_name
+            GROUP BY v.schema_name)
+        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
+        FROM valid v JOIN per_schema p USING (schema_name)
+        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
+        problem := 'DEFAULT of another shard';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
+                         r.shard, r.schema_name, r.schema_shard);
+        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
+                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
+        RETURN NEXT;
+    END LOOP;
+
+    -- rows that carry another shard than their table's DEFAULT (or its
+    -- set_id() trigger): each table that holds rows once, the partitions of
+    -- a partitioned table (attached ones have no DEFAULT of their own) with
+    -- the DEFAULT of the table above them, wherever they live
+    IF scan_rows THEN
+        FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
+                     SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
+                     FROM shardid.id_defaults d
+                     WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+                     UNION ALL
+                     -- tables whose ids the set_id() trigger makes
+                     SELECT t.table_oid, t.id_column, t.shard, 0
+                     FROM shardid.citus_tenants t
+                     WHERE t.shard BETWEEN 0 AND max_shard
+                     UNION ALL
+                     SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
+                     FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
+                     WHERE c.depth < 100)
+                 SELECT DISTINCT ON (c.table_oid, c.column_name)
+                        n.nspname AS schema_name, t.relname AS table_name, c.column_name,
+                        c.table_oid, c.shard
+                 FROM claims c
+                 JOIN pg_class t ON t.oid = c.table_oid
+                 JOIN pg_namespace n ON n.oid = t.relnamespace
+                 WHERE t.relkind <> 'p'
+                 ORDER BY c.table_oid, c.column_name, c.depth) leaves
+                 ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
+            object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+            -- Count in a subtransaction that is rolled back on purpose, the
+            -- count riding out in the error: a rolled-back subtransaction
+            -- releases its table lock, so thousands of shard tables do not
+            -- fill the lock table.
+            BEGIN
+                n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
+                RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
+            EXCEPTION
+                WHEN SQLSTATE 'SIDCN' THEN
+                    n := SQLERRM::bigint;
+                WHEN OTHERS THEN
+                    problem := 'rows not checked';
+                    detail := format('The table was not read: %s.', SQLERRM);
+                    fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
+                    RETURN NEXT;
+                    CONTINUE;
+            END;
+            IF n > 0 THEN
+                problem := 'rows of another shard';
+                detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
+                fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
+                              r.schema_name, r.table_name, r.column_name, r.shard);
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+
+    -- on Citus, the shard tables are on the workers: citus_doctor() checks
+    -- them (and reads their rows whatever scan_rows says)
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        IF has_function_privilege('shardid.citus_doctor()', 'EXECUTE') THEN
+            FOR r IN SELECT * FROM shardid.citus_doctor() LOOP
+                problem := r.problem;
+                object := r.object || COALESCE(' on node ' || r.node, '');
+                detail := r.detail;
+                fix := r.fix;
+                RETURN NEXT;
+            END LOOP;
+        ELSE
+            problem := 'Citus placements not checked';
+            object := 'shardid.citus_doctor()';
+            detail := 'The shard tables of Citus tenant schemas are on the workers; only a role that may execute shardid.citus_doctor() checks them.';
+            fix := 'Run SELECT * FROM shardid.doctor(); as a superuser.';
+            RETURN NEXT;
+        END IF;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
