@@ -1532,6 +1532,13 @@ BEGIN
                       r.ids_epoch);
         RETURN NEXT;
     END LOOP;
+    -- every check below decodes ids with the epoch in force: under another
+    -- epoch than the ids' their rows and fixes would be wrong (a
+    -- raise_high_water() to a time decoded under it, say), so that row
+    -- stands alone
+    IF FOUND THEN
+        RETURN;
+    END IF;
 
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,

@@ -340,7 +340,9 @@ COMMENT ON FUNCTION shardid.raise_high_water(timestamptz, boolean) IS
 REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz, boolean) FROM PUBLIC;
 
 -- doctor(): the fix computed from a stored id says that any role that may
--- insert into the shard's tables could have written it
+-- insert into the shard's tables could have written it; under a session
+-- epoch other than the ids' it reports that alone (its other rows decoded
+-- ids under the wrong epoch, and proposed raise_high_water() to 2035)
 CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -373,6 +375,13 @@ BEGIN
                       r.ids_epoch);
         RETURN NEXT;
     END LOOP;
+    -- every check below decodes ids with the epoch in force: under another
+    -- epoch than the ids' their rows and fixes would be wrong (a
+    -- raise_high_water() to a time decoded under it, say), so that row
+    -- stands alone
+    IF FOUND THEN
+        RETURN;
+    END IF;
 
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,

@@ -56,6 +56,14 @@ q_at $port -c "INSERT INTO s3.u (phase) VALUES (2)" >/dev/null || fail "the ids'
 # a superuser's SET
 refused "SET by a superuser" -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'"
 
+# the doctor under a session epoch other than the ids': that row alone (its
+# other checks would decode ids under the wrong epoch)
+q_at $port -c "CREATE SCHEMA s4" -c "CREATE TABLE s4.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(4))" >/dev/null
+rows=$(q_at $port -c "SET shardid.epoch = '2020-01-01 00:00:00+00'" -c "SELECT problem FROM shardid.doctor()")
+echo "doctor() under another session epoch: $rows"
+expect "$rows" = "epoch differs from the ids' epoch" "doctor() rows under another session epoch"
+q_at $port -c "DROP SCHEMA s4 CASCADE" >/dev/null
+
 # adopt_epoch(): not for others, and it starts over for a superuser
 out=$(q_at $port -U regress_app -c "SELECT shardid.adopt_epoch()" 2>&1)
 case "$out" in *"permission denied"*) ;; *) fail "adopt_epoch() by a non-superuser: $out" ;; esac
