@@ -99,7 +99,7 @@ move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
 .PHONY: move install-move uninstall-move clean-move
-.PHONY: deps demo test bench unit sanitize soak deb dist
+.PHONY: deps demo test bench bench-scale unit sanitize soak deb dist
 
 # Debian packages the build and the suites need (root, apt-get); see test/deps.sh
 deps:
@@ -121,6 +121,13 @@ bench:
 	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
 	$(MAKE) install
 	PG_CONFIG=$(PG_CONFIG) test/bench/bench.sh
+
+# thousands of logical shards beside bigserial (test/bench/scale.sh):
+#   make bench-scale [SHARDS="500 2000 8192"] [TABLES=5]
+bench-scale:
+	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
+	$(MAKE) install
+	SHARDS="$${SHARDS:-500 2000}" PG_CONFIG=$(PG_CONFIG) test/bench/scale.sh
 
 # parts of `make test` on their own; unit needs a C compiler and nothing else
 unit:

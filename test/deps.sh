@@ -14,7 +14,7 @@
 #   test/strict      libfaketime (clock steps), util-linux (runuser)
 #   test/sanitize.sh valgrind (and gcc's UBSan runtime)
 #   test/client      node and npm (skipped when missing; not installed here)
-#   test/bench       gnuplot-nox
+#   test/bench       gnuplot-nox, bc
 #   make deb, dist   debhelper, postgresql-server-dev-all (pg_buildext),
 #                    dpkg-dev; the package tests: pgxnclient, unzip
 # A pg_config of a server built from source (PG_CONFIG=/path/to/pg_config)
@@ -24,7 +24,7 @@ set -eu
 pg_config=${PG_CONFIG:-pg_config}
 packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
 	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip"
-[ "${1:-}" = bench ] && packages="$packages gnuplot-nox"
+[ "${1:-}" = bench ] && packages="$packages gnuplot-nox bc"
 
 if command -v "$pg_config" >/dev/null 2>&1 && major=$("$pg_config" --version 2>/dev/null); then
 	major=$(echo "$major" | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')

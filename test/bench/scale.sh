@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# test/bench/scale.sh: shardid at the mission's scale, thousands of logical
+# shards of TABLES tables each, beside the same layout with bigserial, in one
+# run on a throwaway cluster (make bench-scale).
+#
+# A benchmark, not a test: it prints figures and writes them to
+# test/bench/results-scale-pgNN.md; its exit status never depends on them.
+# For each count of SHARDS, two databases of one server (shardid preloaded):
+#   shardid    a template schema of TABLES tables (id bigint PRIMARY KEY, a
+#              user_id with an index of its own, a payload), provisioned
+#              with CALL shardid.provision_shards(template, 0, N - 1), the
+#              DEFAULT next_id(shard, nextval(...)) it makes;
+#   bigserial  the same tables made by a procedure of the same shape,
+#              committing after each shard, id bigserial.
+# and, side by side, with ratios shardid / bigserial:
+#   provision  seconds to make every shard;
+#   first id   a fresh connection's first INSERT into one shard (median of
+#              FRESH connections), ms;
+#   memory     one backend's memory contexts after one row into table 1 of
+#              every shard (pg_backend_memory_contexts, MB);
+#   pgbench    CLIENTS clients, each transaction one row into table 1 of a
+#              random shard, for PGBENCH_SECONDS, transactions/s;
+#   pg_dump    seconds for pg_dump -Fc of the whole database;
+# and, for shardid alone, doctor(scan_rows => false) and a scan of the
+# id_defaults view, seconds.  max_locks_per_transaction is set so that
+# pg_dump of the largest count can lock every relation (the README says
+# how to size it).
+#
+#   SHARDS="500 2000 8192" TABLES=5 CLIENTS=8 PGBENCH_SECONDS=10 FRESH=5 test/bench/scale.sh
+# A quick run that proves the script (figures of no value):
+#   SHARDS=20 PGBENCH_SECONDS=1 FRESH=2 OUT=/tmp test/bench/scale.sh
+cd "$(dirname "$0")/../.." || exit 1
+. test/lib.sh
+
+SHARDS=${SHARDS:-500 2000}
+TABLES=${TABLES:-5}
+CLIENTS=${CLIENTS:-8}
+PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
+FRESH=${FRESH:-5}
+OUT=${OUT:-test/bench}
+major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+results="$OUT/results-scale-pg$major.md"
+work="$SHARDID_TMP/work"
+mkdir -p "$work"
+chmod 777 "$work"
+port=$SHARDID_PORT_BASE
+
+largest=$(echo "$SHARDS" | tr ' ' '\n' | sort -n | tail -1)
+# every table, its two indexes and its sequence, locked by pg_dump at once
+locks=$(((largest * TABLES * 4 + 1000) / 40 + 64))
+cluster_init scale "$port" "shared_preload_libraries = 'shardid'" "synchronous_commit = off" \
+	"max_locks_per_transaction = $locks" "shardid.epoch = '2026-01-01 00:00:00+00'" \
+	"autovacuum = off" "checkpoint_timeout = 30min" || exit 1
+cluster_start scale || exit 1
+use_cluster "$port"
+
+sql() { "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+secs() {	# secs DB SQL: wall seconds of one statement ("failed" on an error)
+	local t0 t1
+	t0=$(date +%s.%N)
+	sql -d "$1" -c "$2" >/dev/null 2>"$work/err" || {
+		echo "scale.sh: failed in $1: $2: $(head -3 "$work/err")" >&2
+		echo failed
+		return
+	}
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l | xargs printf '%.2f'
+}
+median() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "-"}'; }
+ratio() { if [[ "$1" =~ ^[0-9.]+$ ]] && [[ "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then
+	echo "$1 / $2" | bc -l | xargs printf '%.2fx'; else echo -; fi; }
+
+# the tables of one shard, for both layouts (ID: the id column's type and DEFAULT)
+table_sql() {	# table_sql SCHEMA ID
+	local t
+	for t in $(seq 1 "$TABLES"); do
+		echo "CREATE TABLE $1.t$t (id $2, user_id bigint NOT NULL, payload text);"
+		echo "CREATE INDEX ON $1.t$t (user_id);"
+	done
+}
+
+sql -d postgres -c "CREATE DATABASE shardid_db" -c "CREATE DATABASE bigserial_db" || exit 1
+sql -d shardid_db -c "CREATE EXTENSION shardid" -c "CREATE SCHEMA app_template" || exit 1
+table_sql app_template "bigint PRIMARY KEY" | sql -d shardid_db || exit 1
+sql -d bigserial_db >/dev/null <<SQL || exit 1
+CREATE PROCEDURE make_shards(first integer, last integer)
+LANGUAGE plpgsql AS \$\$
+DECLARE
+    s integer;
+    t integer;
+    sch text;
+BEGIN
+    FOR s IN first..last LOOP
+        sch := 'shard_' || lpad(s::text, 4, '0');
+        EXECUTE format('CREATE SCHEMA %I', sch);
+        FOR t IN 1..$TABLES LOOP
+            EXECUTE format('CREATE TABLE %I.%I (id bigserial PRIMARY KEY, user_id bigint NOT NULL, payload text)', sch, 't' || t);
+            EXECUTE format('CREATE INDEX ON %I.%I (user_id)', sch, 't' || t);
+        END LOOP;
+        COMMIT;
+    END LOOP;
+END \$\$;
+SQL
+# one row into table 1 of shard S, the same call in both databases
+for db in shardid_db bigserial_db; do
+	sql -d "$db" >/dev/null <<'SQL' || exit 1
+CREATE FUNCTION ins(s integer) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('INSERT INTO %I.t1 (user_id, payload) VALUES ($1, $2)', 'shard_' || lpad(s::text, 4, '0'))
+        USING s, 'x';
+END $$;
+SQL
+done
+echo "\\set s random(0, :n - 1)
+SELECT ins(:s);" >"$work/ins.sql"
+
+{
+	echo "# shardid at scale: logical shards of $TABLES tables, beside bigserial"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
+		"$("$PG_BIN/postgres" --version); \`make bench-scale\` (test/bench/scale.sh:" \
+		"TABLES=$TABLES CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH;" \
+		"max_locks_per_transaction = $locks). A benchmark on a shared machine: read the ratios."
+	echo
+	echo "| shards | what | shardid | bigserial | ratio |"
+	echo "| ---: | --- | ---: | ---: | ---: |"
+} >"$work/results.md"
+row() { echo "| $1 | $2 | $3 | $4 | $(ratio "$3" "$4") |" | tee -a "$work/results.md"; }
+
+have=0
+for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
+	[ "$n" -gt "$have" ] || continue
+	echo "--- $n shards"
+	p_id=$(secs shardid_db "CALL shardid.provision_shards('app_template', $have, $((n - 1)))")
+	p_big=$(secs bigserial_db "CALL make_shards($have, $((n - 1)))")
+	row "$n" "provision (s; the shards added since the last row: $((n - have)))" "$p_id" "$p_big"
+	have=$n
+
+	f_id=""
+	f_big=""
+	for i in $(seq 1 "$FRESH"); do
+		f_id="$f_id $(sql -d shardid_db -c '\timing on' -c "INSERT INTO shard_0001.t1 (user_id) VALUES ($i)" |
+			sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')"
+		f_big="$f_big $(sql -d bigserial_db -c '\timing on' -c "INSERT INTO shard_0001.t1 (user_id) VALUES ($i)" |
+			sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')"
+	done
+	row "$n" "first INSERT of a fresh connection (ms, median of $FRESH)" "$(median "$f_id")" "$(median "$f_big")"
+
+	mem_sql="SELECT ins(s) FROM generate_series(0, $((n - 1))) s;
+	         SELECT round(sum(total_bytes) / 1048576.0, 1) FROM pg_backend_memory_contexts"
+	row "$n" "backend memory after a row into every shard (MB)" \
+		"$(sql -d shardid_db -c "$mem_sql" | tail -1)" "$(sql -d bigserial_db -c "$mem_sql" | tail -1)"
+
+	tps() { "$PG_BIN/pgbench" -n -c "$CLIENTS" -j 2 -T "$PGBENCH_SECONDS" -D n="$n" -f "$work/ins.sql" "$1" 2>&1 |
+		sed -n 's/^tps = \([0-9]*\).*/\1/p' | head -1; }
+	row "$n" "pgbench, $CLIENTS clients, a row into a random shard (tx/s)" "$(tps shardid_db)" "$(tps bigserial_db)"
+
+	dump() {
+		local t0 t1
+		t0=$(date +%s.%N)
+		"$PG_BIN/pg_dump" -Fc --no-sync -f "$work/dump" "$1" 2>"$work/dump.err" || {
+			echo failed
+			head -2 "$work/dump.err" >&2
+			return
+		}
+		t1=$(date +%s.%N)
+		rm -f "$work/dump"
+		echo "$t1 - $t0" | bc -l | xargs printf '%.2f'
+	}
+	row "$n" "pg_dump -Fc (s)" "$(dump shardid_db)" "$(dump bigserial_db)"
+	row "$n" "doctor(scan_rows => false) (s)" "$(secs shardid_db "SELECT count(*) FROM shardid.doctor(scan_rows => false)")" "-"
+	row "$n" "SELECT count(*) FROM shardid.id_defaults (s)" "$(secs shardid_db "SELECT count(*) FROM shardid.id_defaults")" "-"
+done
+cluster_stop scale
+mkdir -p "$OUT"
+cp "$work/results.md" "$results"
+echo "written: $results"
