@@ -161,6 +161,8 @@ typedef struct Server
 	char		where[300];		/* host, port and database */
 	int			generation;		/* connections made so far */
 	int			locked;			/* the generation that holds the move lock */
+	char		lock_pid[16];	/* the session that took it: pid, */
+	char		lock_start[64];	/* and backend start ("" before) */
 } Server;
 
 extern bool server_connect(Server *s);

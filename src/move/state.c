@@ -125,18 +125,42 @@ take_move_lock(Server *s)
 	{
 		free(v);
 		v = NULL;
+		/*
+		 * Taken over from a session that is gone, but only from one that
+		 * took it before this statement began (pg_stat_activity is read
+		 * once, at the start: a run that connected later is missing from
+		 * it, yet alive), and from this run's own earlier session, which
+		 * may live on for a while after a lost connection.
+		 */
 		if (!get_value(s, &v,
 					   "INSERT INTO shardid.move_locks AS l (shard, pid, backend_start) "
 					   "SELECT $1::integer, a.pid, a.backend_start FROM pg_catalog.pg_stat_activity a "
 					   "WHERE a.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() "
 					   "ON CONFLICT (shard) DO UPDATE SET pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start, "
 					   "taken_at = pg_catalog.now(), taken_by = CURRENT_USER "
-					   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_stat_activity a "
-					   "WHERE a.pid OPERATOR(pg_catalog.=) l.pid AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start) "
+					   "WHERE l.taken_at OPERATOR(pg_catalog.<) pg_catalog.statement_timestamp() AND NOT EXISTS "
+					   "(SELECT FROM pg_catalog.pg_stat_activity a WHERE a.pid OPERATOR(pg_catalog.=) l.pid "
+					   "AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start) "
 					   "OR l.pid OPERATOR(pg_catalog.=) EXCLUDED.pid AND l.backend_start OPERATOR(pg_catalog.=) EXCLUDED.backend_start "
-					   "RETURNING 'true'",
-					   1, M.shard_s))
+					   "OR l.pid::pg_catalog.text OPERATOR(pg_catalog.=) $2 "
+					   "AND l.backend_start::pg_catalog.text OPERATOR(pg_catalog.=) $3 "
+					   "RETURNING l.pid::pg_catalog.text OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
+					   "l.backend_start::pg_catalog.text",
+					   3, M.shard_s, s->lock_pid, s->lock_start))
 			return false;
+		if (v != NULL)
+		{
+			char	   *sp = strchr(v, ' ');
+
+			if (sp != NULL)
+			{
+				*sp = '\0';
+				snprintf(s->lock_pid, sizeof(s->lock_pid), "%s", v);
+				snprintf(s->lock_start, sizeof(s->lock_start), "%s", sp + 1);
+			}
+			free(v);
+			v = xstrdup("true");
+		}
 	}
 	if (!is(v, "true"))
 	{

@@ -54,7 +54,10 @@ cons AS (
     SELECT c.conrelid AS rel,
            pg_catalog.format('%s %s', CASE c.contype WHEN 'p' THEN 'primary key' WHEN 'u' THEN 'unique'
                                       WHEN 'f' THEN 'foreign key' WHEN 'c' THEN 'check' ELSE 'exclusion' END,
-                             CASE WHEN c.contype OPERATOR(pg_catalog.=) 'c' THEN pg_catalog.pg_get_constraintdef(c.oid)
+                             CASE WHEN c.contype OPERATOR(pg_catalog.=) 'c' THEN
+                                 -- the expression: LIKE copies a NOT VALID check as a valid one
+                                 pg_catalog.format('(%s)%s', pg_catalog.pg_get_expr(c.conbin, c.conrelid),
+                                                   CASE WHEN c.connoinherit THEN ' no inherit' ELSE '' END)
                              ELSE pg_catalog.format('(%s)%s',
                                       (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY k.i)
                                        FROM pg_catalog.unnest(c.conkey) WITH ORDINALITY k(n, i)
@@ -69,10 +72,19 @@ cons AS (
     WHERE c.conrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
       AND c.contype OPERATOR(pg_catalog.=) ANY ('{p,u,f,c,x}'::pg_catalog."char"[])
     UNION ALL
+    -- an index by its definition after "CREATE [UNIQUE] INDEX name ON
+    -- [ONLY] table ", a prefix built as pg_get_indexdef() writes it
     SELECT i.indrelid,
-           'index ' OPERATOR(pg_catalog.||)
-           pg_catalog.regexp_replace(pg_catalog.pg_get_indexdef(i.indexrelid), '^CREATE (UNIQUE )?INDEX \S+ ON \S+ ', '\1')
+           'index ' OPERATOR(pg_catalog.||) CASE WHEN i.indisunique THEN 'unique ' ELSE '' END OPERATOR(pg_catalog.||)
+           pg_catalog.substr(pg_catalog.pg_get_indexdef(i.indexrelid),
+                             pg_catalog.length(pg_catalog.format('CREATE %sINDEX %s ON %s%s ',
+                                 CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END,
+                                 pg_catalog.quote_ident(ic.relname),
+                                 CASE WHEN tc.relkind OPERATOR(pg_catalog.=) 'p' THEN 'ONLY ' ELSE '' END,
+                                 i.indrelid::pg_catalog.regclass)) OPERATOR(pg_catalog.+) 1)
     FROM pg_catalog.pg_index i
+    JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+    JOIN pg_catalog.pg_class tc ON tc.oid OPERATOR(pg_catalog.=) i.indrelid
     WHERE i.indrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
       AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.conindid OPERATOR(pg_catalog.=) i.indexrelid
                                                               AND c.conrelid OPERATOR(pg_catalog.=) i.indrelid)

@@ -46,7 +46,9 @@ out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" 2>&1)
 expect "$?" = 0 "a move while squatter holds 1.2's advisory lock"
 echo "$out" | grep -q "another shardid-move" && fail "squatter's advisory lock refused the move: $out"
 "$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes >/dev/null 2>&1 || fail "--drop-source"
-pkill -f "pg_sleep(600)" 2>/dev/null
+for p in $a $b; do
+	on "$p" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'squatter'" >/dev/null
+done
 kill "$squat" 2>/dev/null
 wait "$squat" 2>/dev/null
 squat=""
