@@ -5,17 +5,19 @@ EXTENSION = shardid
 MODULE_big = shardid
 OBJS = src/shardid.o src/shared.o src/stored.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o src/citus.o
 
-# The current SQL is kept once, in src/sql/ (see src/sql/shardid.sql);
-# make builds from it the install script of the release in shardid.control
-# and its update from 1.2, with sections 0 and 9 of 1.1--1.2.  The released
+# The current SQL is kept once, in src/sql/shardid.sql; make builds from it
+# the install script of the release in shardid.control, with sections 0 and
+# 9 of 1.1--1.2.  Every SQL change of 1.3 is also written, as a delta, into
+# the update shardid--1.2--1.3.sql (which starts and ends with those two
+# sections, copied: an update script cannot include a file).  The released
 # scripts (1.0, 1.0--1.1, 1.1--1.2) never change; make builds from them the
 # install scripts of 1.1 and 1.2 and the direct update from 1.0 to 1.2,
 # whose first statements are section 0 of 1.1--1.2 (see that file).
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(EXTENSION).control)
 DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.1--1.2.sql \
-	$(EXTENSION)--1.0.control
+	$(EXTENSION)--1.2--1.3.sql $(EXTENSION)--1.0.control
 DATA_built = $(EXTENSION)--1.1.sql $(EXTENSION)--1.2.sql $(EXTENSION)--1.0--1.2.sql \
-	$(EXTENSION)--$(EXTVERSION).sql $(EXTENSION)--1.2--$(EXTVERSION).sql
+	$(EXTENSION)--$(EXTVERSION).sql
 
 TESTS = $(wildcard sql/*.sql)
 REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
@@ -70,10 +72,10 @@ $(EXTENSION)--1.0--1.2.sql: $(EXTENSION)--1.1--1.2.sql $(EXTENSION)--1.0--1.1.sq
 	  sed -n '1,/$(SECTION0_END)/p' $<; cat $(EXTENSION)--1.0--1.1.sql; \
 	  sed '1,/$(SECTION0_END)/d' $<; } >$@
 
-# From 1.3 on every install and update script is section 0 of 1.1--1.2 (the
-# check of schema shardid), its own part, then section 9 of 1.1--1.2 (the
-# last privileges and checks): both stand once in the tree, in that released
-# script.  $(call sql_script,<command it is for>,<its part>) writes one.
+# From 1.3 on the install script is section 0 of 1.1--1.2 (the check of
+# schema shardid), src/sql/shardid.sql, then section 9 of 1.1--1.2 (the last
+# privileges and checks), taken from that released script.
+# $(call sql_script,<command it is for>,<its part>) writes it.
 SECTION0 = sed -n '/^-- 0\. /{x;p;x;}; h; /^-- 0\. /,/^\$$section0\$$;/p' $(EXTENSION)--1.1--1.2.sql
 SECTION9 = sed -n '/^-- 9\. /{x;p;x;}; h; /^-- 9\. /,$$p' $(EXTENSION)--1.1--1.2.sql
 define sql_script
@@ -84,8 +86,6 @@ define sql_script
 endef
 $(EXTENSION)--$(EXTVERSION).sql: src/sql/shardid.sql $(EXTENSION)--1.1--1.2.sql
 	$(call sql_script,CREATE EXTENSION shardid,$<)
-$(EXTENSION)--1.2--$(EXTVERSION).sql: src/sql/update--1.2--$(EXTVERSION).sql $(EXTENSION)--1.1--1.2.sql
-	$(call sql_script,ALTER EXTENSION shardid UPDATE TO '$(EXTVERSION)',$<)
 
 # shardid-move, the client program that moves a shard, has its own PGXS
 # Makefile in src/move

@@ -7,11 +7,11 @@
 -- 8) and section 9 of shardid--1.1--1.2.sql (the last privileges and checks
 -- of every install and update).  Sections 0 and 9 stand once in the tree,
 -- in that released script; a release that changes one of them moves it
--- into src/sql/.  The update from the previous release is a delta,
--- src/sql/update--1.2--1.3.sql, that make puts between the same section 0
--- and section 9.  A change of the release is made here and written into
--- that update too; sql/upgrade.sql checks that every update path gives
--- exactly what a fresh install of this file gives.
+-- into src/sql/.  The update from the previous release,
+-- shardid--1.2--1.3.sql, is a delta between copies of the same sections 0
+-- and 9.  A change of the release is made here and written into that update
+-- too; sql/upgrade.sql checks that every update path gives exactly what a
+-- fresh install of this file gives.
 --
 -- One file under headings, as pgvector's sql/vector.sql, rather than one
 -- file per function as pg_partman: the objects depend on each other in the
