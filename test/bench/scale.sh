@@ -118,7 +118,8 @@ SELECT ins(:s);" >"$work/ins.sql"
 	echo "# shardid at scale: logical shards of $TABLES tables, beside bigserial"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
-		"$("$PG_BIN/postgres" --version); \`make bench-scale\` (test/bench/scale.sh:" \
+		"$("$PG_BIN/postgres" --version), assertions $(sql -d postgres -c "SHOW debug_assertions");" \
+		"\`make bench-scale\` (test/bench/scale.sh:" \
 		"TABLES=$TABLES CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH;" \
 		"max_locks_per_transaction = $locks). A benchmark on a shared machine: read the ratios."
 	echo
