@@ -88,16 +88,14 @@ set_id_next(int32 shard)
 /*
  * Whether the ids stored in rel may move its shard for every session: a
  * table that is not temporary nor in a system schema, of a role that may
- * write the shard registry
- * (INSERT on shardid.shard_registry), the tables shardid.citus_tenants
- * counts.  set_id() is EXECUTE to PUBLIC: on a TEMP table of her own, or on
+ * write the shard registry (INSERT on shardid.shard_registry), the tables
+ * shardid.citus_tenants counts.  set_id() is EXECUTE to PUBLIC: on a TEMP table of her own, or on
  * a table of a role that may not register shards, a role could otherwise
  * put an id there and push a real shard's ids ahead of the clock.
  */
 static bool
 set_id_may_claim(Relation rel)
 {
-	Oid			nsp;
 	Oid			registry;
 	char	   *schema = get_namespace_name(RelationGetNamespace(rel));
 
@@ -105,8 +103,7 @@ set_id_may_claim(Relation rel)
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP || schema == NULL ||
 		strncmp(schema, "pg_", 3) == 0 || strcmp(schema, "information_schema") == 0)
 		return false;
-	nsp = get_namespace_oid("shardid", true);
-	registry = OidIsValid(nsp) ? get_relname_relid("shard_registry", nsp) : InvalidOid;
+	registry = shardid_registry_relid();
 	return OidIsValid(registry) &&
 		pg_class_aclcheck(registry, rel->rd_rel->relowner, ACL_INSERT) == ACLCHECK_OK;
 }

@@ -454,6 +454,27 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 }
 
 /*
+ * The relation shardid.shard_registry, if it is extension shardid's own, or
+ * InvalidOid.  Looked up by name: for the rare paths that read it, never
+ * for every id.
+ */
+Oid
+shardid_registry_relid(void)
+{
+	Oid			ext = get_extension_oid("shardid", true);
+	Oid			nsp = get_namespace_oid("shardid", true);
+	Oid			relid;
+
+	if (!OidIsValid(ext) || !OidIsValid(nsp))
+		return InvalidOid;
+	relid = get_relname_relid("shard_registry", nsp);
+	if (!OidIsValid(relid) ||
+		getExtensionOfObject(RelationRelationId, relid) != ext)
+		return InvalidOid;
+	return relid;
+}
+
+/*
  * The schema that shardid.shard_registry names for shard, read through the
  * registry's primary key (no query, no code of another role), or
  * InvalidOid: none registered, no registry, or the registry locked (then
@@ -462,9 +483,7 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 static Oid
 registered_schema(int32 shard, bool *locked)
 {
-	Oid			ext = get_extension_oid("shardid", true);
-	Oid			nsp = get_namespace_oid("shardid", true);
-	Oid			relid;
+	Oid			relid = shardid_registry_relid();
 	AttrNumber	shard_att;
 	AttrNumber	schema_att;
 	Relation	rel;
@@ -473,11 +492,7 @@ registered_schema(int32 shard, bool *locked)
 	Oid			result = InvalidOid;
 
 	*locked = false;
-	if (!OidIsValid(ext) || !OidIsValid(nsp))
-		return InvalidOid;
-	relid = get_relname_relid("shard_registry", nsp);
-	if (!OidIsValid(relid) ||
-		getExtensionOfObject(RelationRelationId, relid) != ext)
+	if (!OidIsValid(relid))
 		return InvalidOid;
 	shard_att = get_attnum(relid, "shard");
 	schema_att = get_attnum(relid, "schema_name");

@@ -36,6 +36,7 @@ shardid_stored_set_checked(int32 shard)
 	shardid_stored_checked[shard >> 3] |= (uint8) (1 << (shard & 7));
 }
 
+extern Oid	shardid_registry_relid(void);
 extern void shardid_stored_newest(int32 shard, ShardidStored *out);
 extern bool shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 									 int64 *newest, bool *locked);
