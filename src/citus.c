@@ -13,18 +13,12 @@
  *
  * Trigger arguments: the shard number and the name of the bigint id column.
  * A row whose id is given keeps it.  The first time a backend makes an id
- * for a table, it reads the newest id of the shard stored in the table and
- * makes sure its ids sort above it (a table newly placed here by a schema
- * move, a server promoted from a standby, while the other server's clock
- * was ahead): the shard starts past it as strict mode starts a shard past
- * its stored ids (stored.c, shared.c), and only an id further ahead than
- * the lead limit allows makes the backend wait for the clock (at most 60 s,
- * else an error).  The table is read through a plain btree index on the id
- * column (its primary key): no query is planned, so no index expression or
- * predicate of the table's owner runs as the inserting role, and no lock is
- * waited for (an index locked by a REINDEX is read at a later insert).  A
- * table with no such index is not checked.  Backends remember the tables they checked
- * by OID; a table a move creates has a new one.
+ * for a table, it reads the newest id of the shard stored in the table,
+ * within the bound, and makes sure its ids sort above it (a table newly
+ * placed here by a Citus shard move while the other server's clock was
+ * ahead): see set_id_first().  A table with no plain btree index on the
+ * id column is not read.  Backends remember the tables they read by OID;
+ * a table a move creates has a new one.
  *
  * next_id() is called through the function manager, as SQL would call it.
  *
@@ -53,11 +47,6 @@
 
 #include "shared.h"
 #include "stored.h"
-
-/* the millisecond field of an id: the layout is 41 ms | 13 shard | 10 seq */
-#define SET_ID_MILLIS(id)	((int64) ((uint64) (id) >> 23))
-/* the furthest the newest stored id may be ahead of this server's clock */
-#define SET_ID_MAX_WAIT_MS	60000
 
 static FmgrInfo next_id_finfo;
 static bool next_id_ready = false;
@@ -110,50 +99,33 @@ set_id_may_claim(Relation rel)
 
 /*
  * The first id this backend makes for the table: above every id of the
- * shard the table holds.  Returns the id to use.
+ * shard the table holds within the bound.  Returns the id to use.
  *
- * The newest id is read as strict mode reads a shard's tables (stored.c:
- * one backward descent of a plain btree index on the id column, nothing
- * the table's owner chose is evaluated, no lock waited for), and the shard
- * is started past it (shared.c) as far as the clock allows
- * (shardid.max_lead_ms and the mark's window), when the table may claim the
- * shard (set_id_may_claim()).  Only an id further ahead, or one in a table
- * that may not claim the shard, makes this backend wait for the clock, at
- * most 60 s.
+ * A Citus tenant table moves between workers by Citus's own shard moves,
+ * with no step of shardid's at its arrival, so set_id() reads the table
+ * once per backend (a moved table has a new OID): as the floor step reads
+ * a shard's tables (stored.c: descents of a plain btree index on the id
+ * column, nothing the table's owner chose is evaluated), only the newest
+ * id at or below the bound (shardid.max_lead_ms and the mark's window
+ * ahead of the clock), so a row far ahead, which any role that may insert
+ * could write, neither moves the shard nor hides the newest within the
+ * bound, and nobody waits for it.  The shard is started past it
+ * (shared.c) when the table may claim the shard (set_id_may_claim()).
  */
 static int64
-set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v,
-			 bool *checked)
+set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
 {
 	int64		newest;
-	bool		locked;
+	bool		read;
 
-	*checked = shardid_stored_newest_in(rel, attnum, shard, &newest, &locked) ||
-		!locked;
+	newest = shardid_stored_newest_in(rel, attnum, shard,
+									  shardid_stored_bound(shard), &read);
 	if (newest < v)
 		return v;
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE &&
 		set_id_may_claim(rel) &&
 		shardid_strict_start_past(shard, newest))
 		v = set_id_next(shard);
-	while (v <= newest)
-	{
-		int64		ahead = SET_ID_MILLIS(newest) - SET_ID_MILLIS(v);
-
-		if (ahead > SET_ID_MAX_WAIT_MS)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("the newest id of table \"%s.%s\" is " INT64_FORMAT " ms ahead of this server's clock",
-							get_namespace_name(RelationGetNamespace(rel)),
-							RelationGetRelationName(rel), ahead),
-					 errdetail("Its newest id is " INT64_FORMAT "; this server would make " INT64_FORMAT ".",
-							   newest, v),
-					 errhint("Check the clocks of the servers; a superuser can move the ids of this server past it with shardid.raise_high_water().")));
-		/* wait for the clock, in steps that let a cancel through */
-		pg_usleep(Min(ahead + 1, 100) * 1000L);
-		CHECK_FOR_INTERRUPTS();
-		v = set_id_next(shard);
-	}
 	return v;
 }
 
@@ -221,12 +193,8 @@ shardid_set_id(PG_FUNCTION_ARGS)
 	(void) hash_search(checked_tables, &relid, HASH_FIND, &found);
 	if (!found)
 	{
-		bool		checked;
-
-		v = set_id_first(rel, (AttrNumber) attnum, shard, v, &checked);
-		/* an index locked (REINDEX): read at the next insert */
-		if (checked)
-			(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
+		v = set_id_first(rel, (AttrNumber) attnum, shard, v);
+		(void) hash_search(checked_tables, &relid, HASH_ENTER, NULL);
 	}
 
 	value = Int64GetDatum(v);

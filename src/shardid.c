@@ -30,7 +30,6 @@
 #include "session.h"
 #include "settings.h"
 #include "shared.h"
-#include "stored.h"
 
 PG_MODULE_MAGIC;
 
@@ -480,40 +479,27 @@ shardid_raise_high_water_sql(PG_FUNCTION_ARGS)
 }
 
 /*
- * shardid.stored_newest(shard integer, OUT newest_id bigint, OUT tables
- * integer, OUT unindexed integer): the newest id of shard stored in this
- * database's tables whose id column has a next_id() DEFAULT of the shard,
- * as strict mode finds it before a shard's first id in a backend (read
- * through a plain btree index on the id column, evaluating nothing); how
- * many such tables were read, and how many of them were skipped (no such
- * index, or locked).  For doctor().
+ * shardid.stored_newest(shard): release 1.2's view of the ids the id path
+ * read.  From 1.3 on the id path reads none and the function is dropped
+ * (shardid.stored_ids() shows what the floor step reads); the symbol stays
+ * for the scripts of 1.2, which create it.
  */
 PG_FUNCTION_INFO_V1(shardid_stored_newest_sql);
 Datum
 shardid_stored_newest_sql(PG_FUNCTION_ARGS)
 {
-	int32		shard = PG_GETARG_INT32(0);
-	TupleDesc	tupdesc;
-	ShardidStored stored;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
-
-	check_shard(shard);
-	tupdesc = result_tupdesc(fcinfo);
-	shardid_stored_newest(shard, &stored);
-	if (stored.newest_id < 0)
-		nulls[0] = true;
-	values[0] = Int64GetDatum(stored.newest_id);
-	values[1] = Int32GetDatum(stored.tables);
-	values[2] = Int32GetDatum(stored.unindexed);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("shardid.stored_newest() is gone: the library is of a later release than the extension"),
+			 errhint("Run ALTER EXTENSION shardid UPDATE, then use shardid.stored_ids(shard).")));
+	PG_RETURN_NULL();
 }
 
 /*
  * shardid.mark_status(): what doctor() needs to watch the durable mark:
  * H and whether its origin exists, whether the epoch's origin exists, the
  * origin slots setting, raises whose confirmation was cut short, and the
- * stored-id checks (strict mode, since the server started).
+ * floors raised (strict mode, since the server started).
  */
 PG_FUNCTION_INFO_V1(shardid_mark_status);
 Datum

@@ -15,14 +15,15 @@
  * Borrowing: when a shard needs more than 1024 ids in a millisecond, its
  * ids take the next milliseconds ahead of the wall clock, at most
  * shardid.max_lead_ms ahead; past that, a call that needs a new millisecond
- * waits for the clock to advance by one (never longer, so lowering the
- * setting applies to new borrowing only and never makes callers wait for
- * an existing lead to drain).
+ * waits for the clock to advance by one (never longer).
  *
- * Clock behind: the state never goes back, so ids keep increasing.  While
- * the clock reads earlier than the latest reading any session has seen (or
- * than H after a start), ids move on from where they were without waiting
- * (waiting would last as long as the step), and the calls are counted for
+ * Past the limit already (the setting was lowered, the clock stepped back,
+ * H was raised ahead of the clock, a floor was followed): ids of the
+ * shard's current millisecond are taken at once, and the shard opens one
+ * new millisecond per millisecond of the clock, whoever asks: the lead
+ * never grows, and nobody waits for it to drain (that would last as long
+ * as a step back of the clock).  The calls made while the clock reads
+ * earlier than the latest reading any session has seen are counted for
  * shardid.info().
  *
  * Starts, crashes and promotions: the state is set up anew with shared
@@ -47,14 +48,20 @@
 #include "mark.h"
 #include "settings.h"
 #include "shared.h"
-#include "stored.h"
 
 /* one shard's state alone on its cache line, so shards do not contend */
 #define SHARDID_SLOT_SIZE 64
 
-typedef union ShardidSlot
+typedef struct ShardidSlotData
 {
 	pg_atomic_uint64 state;		/* (unix_ms << 10) | seq field, last id */
+	pg_atomic_uint64 past_lead;	/* clock ms of the last millisecond opened
+								 * past the lead limit */
+} ShardidSlotData;
+
+typedef union ShardidSlot
+{
+	ShardidSlotData d;
 	char		pad[SHARDID_SLOT_SIZE];
 } ShardidSlot;
 
@@ -65,10 +72,10 @@ typedef struct ShardidShared
 	pg_atomic_uint64 clock_waits;
 	pg_atomic_uint64 clock_behind_calls;
 	pg_atomic_uint64 max_step_back_ms;
-	pg_atomic_uint64 stored_checks;	/* looks at a shard's stored ids */
+	pg_atomic_uint64 stored_checks;	/* floors raised (stored.c, floor.c) */
 	pg_atomic_uint64 stored_moves;	/* of them, moved the shard forward */
-	pg_atomic_uint64 stored_unindexed;	/* tables skipped: no index on id */
-	pg_atomic_uint64 stored_too_far;	/* newest ids too far ahead: not followed */
+	pg_atomic_uint64 stored_unindexed;	/* (1.2: tables skipped; now 0) */
+	pg_atomic_uint64 stored_too_far;	/* floors beyond the bound: not followed */
 	pg_atomic_uint32 seeded;	/* every shard started past H */
 	int64		seeded_ms;		/* ms every shard started after, unix */
 	ShardidSlot slots[SHARDID_NSHARDS];
@@ -112,7 +119,10 @@ shared_state_init(void *ptr)
 	pg_atomic_init_u32(&s->seeded, 0);
 	s->seeded_ms = 0;
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
-		pg_atomic_init_u64(&s->slots[i].state, 0);
+	{
+		pg_atomic_init_u64(&s->slots[i].d.state, 0);
+		pg_atomic_init_u64(&s->slots[i].d.past_lead, 0);
+	}
 }
 
 static void
@@ -202,7 +212,7 @@ seed(void)
 		int64		start = Max(high, shardid_clock_ms());
 
 		for (int i = 0; i < SHARDID_NSHARDS; i++)
-			atomic_max(&shared->slots[i].state,
+			atomic_max(&shared->slots[i].d.state,
 					   SHARDID_STATE(start, SHARDID_SEQ_MASK));
 		atomic_max(&shared->clock_high, (uint64) high);
 		atomic_max(&shared->mark.high_water, (uint64) high);
@@ -231,21 +241,19 @@ prepare(void)
 }
 
 /*
- * Start shard past the stored id (stored.c, or a table's newest id that
- * set_id() read), which a restore, pg_upgrade or a move may have put there,
- * or which a mark set back by hand no longer covers.  The stored id itself
- * is the shard's state: the shard's next id may share its millisecond.
+ * Start shard past the stored id (a floor raised by floor.c, or a table's
+ * newest id that set_id() read), which a restore, pg_upgrade or a move may
+ * have put there.  The stored id itself is the shard's state: the shard's
+ * next id may share its millisecond.
  *
  * Anyone who may insert a row (and roll it back) stores an id, so an id is
  * followed only up to what the clock allows anyway: shardid.max_lead_ms
  * ahead of the clock, plus the window and margin by which H runs ahead of
- * an id.  H follows the shard's ids as ever (never further than that
- * ahead of the clock, however often this is tried); the latest clock
- * reading (clock_high) does not, so the lead limit still applies.  An id
- * further ahead was not made by this clock under this epoch, or the clock
- * that made it was far ahead: counted (mark_status()), not followed; a
- * superuser can raise H past it (raise_high_water()).  Returns whether the
- * shard's ids now sort after the stored one.
+ * an id (stored.c, shardid_stored_bound()).  An id further ahead was not
+ * made by this clock under this epoch, or the clock that made it was far
+ * ahead: counted (mark_status()), not followed; a superuser can raise H
+ * past it (raise_high_water()).  Returns whether the shard's ids now sort
+ * after the stored one.
  */
 bool
 shardid_strict_start_past(int32 shard, int64 stored_id)
@@ -263,32 +271,61 @@ shardid_strict_start_past(int32 shard, int64 stored_id)
 		pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
 		return false;
 	}
-	if (state > pg_atomic_read_u64(&shared->slots[shard].state))
+	if (state > pg_atomic_read_u64(&shared->slots[shard].d.state))
 	{
 		pg_atomic_fetch_add_u64(&shared->stored_moves, 1);
-		atomic_max(&shared->slots[shard].state, state);
+		atomic_max(&shared->slots[shard].d.state, state);
 	}
 	return true;
 }
 
 /*
- * The first stamp of a shard in this backend (and the first after a
- * relation cache invalidation): start the shard past the newest id stored
- * in its tables.  A clock behind that id does not wait for it: the shard
- * borrows ahead as when a millisecond is full.
+ * Raise the floor of shard to floor_id (floor.c: read from the shard's
+ * tables at an explicit moment, or carried by the registry): H durably
+ * past its time first, so that after a crash or on a promoted standby
+ * every shard starts past it, then the shard's state.  Returns false, and
+ * changes nothing, when the id lies beyond the bound (see above).
  */
-static pg_noinline void
-start_past_stored(int32 shard)
+bool
+shardid_strict_raise_floor(int32 shard, int64 floor_id)
 {
-	ShardidStored stored;
+	int64		ms = shardid_epoch_ms + shardid_unpack_millis(floor_id);
+	int64		bound = shardid_clock_ms() + shardid_max_lead_ms +
+		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
 
-	shardid_stored_newest(shard, &stored);
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		seed();
 	pg_atomic_fetch_add_u64(&shared->stored_checks, 1);
-	if (stored.unindexed > 0)
-		pg_atomic_fetch_add_u64(&shared->stored_unindexed, stored.unindexed);
-	if (stored.newest_id >= 0)
-		(void) shardid_strict_start_past(shard, stored.newest_id);
-	shardid_stored_set_checked(shard);
+	if (ms > bound)
+	{
+		pg_atomic_fetch_add_u64(&shared->stored_too_far, 1);
+		return false;
+	}
+	shardid_mark_raise(&shared->mark, ms);
+	return shardid_strict_start_past(shard, floor_id);
+}
+
+/*
+ * Whether every id shard makes from now on sorts after stored_id: the
+ * shard's state is at or past it, or the clock is past its millisecond.
+ * Read without seeding (doctor() may run on a standby): unseeded, the
+ * shard starts past max(H, clock).
+ */
+bool
+shardid_strict_covers(int32 shard, int64 stored_id)
+{
+	int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored_id);
+	uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored_id));
+	int64		now = shardid_clock_ms();
+	uint64		last;
+
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		last = SHARDID_STATE(Max(shardid_mark_durable(), now), SHARDID_SEQ_MASK);
+	else
+		last = pg_atomic_read_u64(&shared->slots[shard].d.state);
+	return state <= last || ms < now;
 }
 
 /*
@@ -304,20 +341,38 @@ shardid_strict_raise_high_water(int64 unix_ms)
 		seed();
 	high = shardid_mark_set(&shared->mark, unix_ms);
 	for (int i = 0; i < SHARDID_NSHARDS; i++)
-		atomic_max(&shared->slots[i].state, SHARDID_STATE(unix_ms, SHARDID_SEQ_MASK));
+		atomic_max(&shared->slots[i].d.state, SHARDID_STATE(unix_ms, SHARDID_SEQ_MASK));
 	atomic_max(&shared->clock_high, (uint64) unix_ms);
 	return high;
 }
 
-/* what a backend checks before it stamps shard: settings, the mark, stored ids */
+/*
+ * What a backend checks before it stamps: the settings and the mark.  No
+ * table is read: floors are raised at the moments data arrives (floor.c).
+ */
 static inline void
-before_stamping(int32 shard)
+before_stamping(void)
 {
 	if (unlikely(ready_settings != shardid_epoch_generation ||
 				 ready_shared != pg_atomic_read_u32(&shared->mark.generation)))
 		prepare();
-	if (unlikely(!shardid_stored_is_checked(shard)))
-		start_past_stored(shard);
+}
+
+/*
+ * Past the lead limit (the setting was lowered, the clock stepped back, H
+ * was raised ahead of the clock, a floor was followed): whether this call
+ * may open the shard's next millisecond now.  One millisecond of id time
+ * per millisecond of the clock and shard, however many sessions ask, so
+ * that a lead past shardid.max_lead_ms never grows; the others take ids
+ * of the current millisecond or wait for the clock (at most 1 ms).
+ */
+static bool
+claim_past_lead(ShardidSlot *slot, int64 now)
+{
+	uint64		opened = pg_atomic_read_u64(&slot->d.past_lead);
+
+	return (int64) opened < now &&
+		pg_atomic_compare_exchange_u64(&slot->d.past_lead, &opened, (uint64) now);
 }
 
 /*
@@ -355,11 +410,11 @@ read_clock(bool *behind)
 uint64
 shardid_strict_stamp(int32 shard)
 {
-	pg_atomic_uint64 *slot = &shared->slots[shard].state;
+	pg_atomic_uint64 *slot = &shared->slots[shard].d.state;
 
-	before_stamping(shard);
+	before_stamping();
 
-	for (bool waited = false;; waited = true)
+	for (;;)
 	{
 		int64		now;
 		uint64		last;
@@ -377,17 +432,18 @@ shardid_strict_stamp(int32 shard)
 			ms = SHARDID_STATE_MS(next);
 			/*
 			 * Past the lead allowed: wait for the clock (below).  But when
-			 * the shard was already further ahead than that (the setting
-			 * was lowered), the lead is not drained by waiting: an id in
-			 * the shard's current millisecond is taken at once, a new
-			 * millisecond after one wait of at most 1 ms.
+			 * the shard was already further ahead than that, the lead is
+			 * not drained by waiting (a clock stepped back would make that
+			 * as long as the step): an id in the shard's current
+			 * millisecond is taken at once, a new millisecond once per
+			 * millisecond of the clock (claim_past_lead()).
 			 */
-			if (unlikely(ms - now > shardid_max_lead_ms) && !behind)
+			if (unlikely(ms - now > shardid_max_lead_ms))
 			{
 				int64		last_ms = SHARDID_STATE_MS(last);
 
 				if (last_ms - now <= shardid_max_lead_ms ||
-					(ms > last_ms && !waited))
+					(ms > last_ms && !claim_past_lead(&shared->slots[shard], now)))
 					break;
 			}
 			/* no id past the durable H; raise it ahead of need */
@@ -437,12 +493,12 @@ shardid_strict_stamp(int32 shard)
 uint64
 shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
 {
-	pg_atomic_uint64 *slot = &shared->slots[shard].state;
+	pg_atomic_uint64 *slot = &shared->slots[shard].d.state;
 
 	Assert(want >= 1);
-	before_stamping(shard);
+	before_stamping();
 
-	for (bool waited = false;; waited = true)
+	for (;;)
 	{
 		int64		now;
 		uint64		last;
@@ -460,17 +516,19 @@ shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
 
 			/*
 			 * Past the lead allowed: as many as it allows.  A shard already
-			 * further ahead (the setting was lowered) takes the rest of its
-			 * current millisecond at once, one more millisecond after one
-			 * wait, as a stamp does.
+			 * further ahead takes the rest of its current millisecond at
+			 * once, one more millisecond once per millisecond of the clock,
+			 * as a stamp does.
 			 */
-			if (unlikely(SHARDID_STATE_MS(end) - now > shardid_max_lead_ms) && !behind)
+			if (unlikely(SHARDID_STATE_MS(end) - now > shardid_max_lead_ms))
 			{
 				int64		last_ms = SHARDID_STATE_MS(last);
 				int64		limit_ms = now + shardid_max_lead_ms;
 
 				if (last_ms > limit_ms)
-					limit_ms = waited ? last_ms + 1 : last_ms;
+					limit_ms = SHARDID_STATE(last_ms, SHARDID_SEQ_MASK) < end &&
+						claim_past_lead(&shared->slots[shard], now) ?
+						last_ms + 1 : last_ms;
 				if (SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK) < next)
 					break;
 				end = Min(end, SHARDID_STATE(limit_ms, SHARDID_SEQ_MASK));

@@ -32,6 +32,8 @@ extern uint64 shardid_strict_stamp(int32 shard);
 extern uint64 shardid_strict_reserve(int32 shard, int64 want, uint64 *first);
 extern int64 shardid_strict_raise_high_water(int64 unix_ms);
 extern bool shardid_strict_start_past(int32 shard, int64 stored_id);
+extern bool shardid_strict_raise_floor(int32 shard, int64 floor_id);
+extern bool shardid_strict_covers(int32 shard, int64 stored_id);
 extern void shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
 										 int64 *stored_moves, int64 *stored_unindexed,
 										 int64 *stored_too_far);

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * stored.h
- *	  The newest id already stored for a shard in this database's tables.
+ *	  The newest ids of a shard stored in this database's tables, read at
+ *	  the explicit moments that raise the shard's floor.
  *
  * src/stored.h
  *
@@ -12,33 +13,23 @@
 
 #include "shardid_core.h"
 #include "access/attnum.h"
+#include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
-typedef struct ShardidStored
+/* one id column read: a plain btree index leads with it */
+typedef struct ShardidStoredColumn
 {
-	int64		newest_id;		/* the largest id of the shard, -1: none */
-	int			tables;			/* tables with a DEFAULT of the shard read */
-	int			unindexed;		/* of them, skipped: no usable index, locked */
-} ShardidStored;
-
-/* bit shard % 8 of byte shard / 8: this backend started the shard past them */
-extern PGDLLIMPORT uint8 shardid_stored_checked[SHARDID_NSHARDS / 8];
-
-static inline bool
-shardid_stored_is_checked(int32 shard)
-{
-	return (shardid_stored_checked[shard >> 3] & (1 << (shard & 7))) != 0;
-}
-
-static inline void
-shardid_stored_set_checked(int32 shard)
-{
-	shardid_stored_checked[shard >> 3] |= (uint8) (1 << (shard & 7));
-}
+	Oid			relid;			/* the table (a leaf: partitions one by one) */
+	AttrNumber	attnum;			/* its bigint (or domain over bigint) column */
+	Oid			indexid;		/* the index it was read through */
+	int64		newest;			/* newest id of the shard at or below the bound, -1 */
+	int64		beyond;			/* newest id of the shard above the bound, -1 */
+} ShardidStoredColumn;
 
 extern Oid	shardid_registry_relid(void);
-extern void shardid_stored_newest(int32 shard, ShardidStored *out);
-extern bool shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
-									 int64 *newest, bool *locked);
+extern int64 shardid_stored_bound(int32 shard);
+extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound);
+extern int64 shardid_stored_newest_in(Relation rel, AttrNumber attnum,
+									  int32 shard, int64 bound, bool *read);
 
 #endif							/* SHARDID_STORED_H */

@@ -294,6 +294,7 @@ void
 step_cutover(void)
 {
 	bool		ok;
+	char	   *has_floor = NULL;
 
 	M.step = "the cutover";
 	check_interrupt();
@@ -308,10 +309,27 @@ step_cutover(void)
 	pause_point("handover");
 	check_interrupt();
 	need(&M.to);
+	if (!get_value(&M.to, &has_floor,
+				   "SELECT (pg_catalog.to_regprocedure('shardid.raise_floor(integer)') IS NOT NULL)::text", 0))
+		fail("could not query the --to server: %s", db_error());
+	if (!is(has_floor, "true"))
+		warning_msg("the --to server has shardid older than 1.3, which keeps no floor of shard %d: "
+					"run ALTER EXTENSION shardid UPDATE there before it makes ids of the shard "
+					"(the update raises the floor of every registered shard)", M.shard);
+	/*
+	 * The floor of the shard on the target: the registration raises it to
+	 * the newest id the copy holds (and an earlier registration of the same
+	 * schema, which register_shard() keeps, is raised again), so that no
+	 * id the target makes from now on, after a crash or on a promoted
+	 * standby, sorts before the copied rows.
+	 */
 	ok = tx_begin(&M.to) &&
 		unfreeze_tables(&M.to, M.schema) &&
 		exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema) &&
+		(!is(has_floor, "true") ||
+		 exec_sql(&M.to, "SELECT shardid.raise_floor($1::integer)", 1, M.shard_s)) &&
 		journal_write(&M.to, "target", "cut-over") && commit(&M.to);
+	free(has_floor);
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());

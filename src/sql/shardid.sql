@@ -335,7 +335,7 @@ REVOKE EXECUTE ON FUNCTION adopt_epoch() FROM PUBLIC;
 
 -- The durable high-water mark H: raised by hand (superusers, for tools and
 -- after pg_upgrade, which does not carry replication origins), and watched
--- by doctor() through mark_status() and stored_newest().
+-- by doctor() through mark_status() and stored_ids().
 CREATE FUNCTION shardid.raise_high_water(at timestamptz)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'shardid_raise_high_water_sql'
@@ -381,19 +381,21 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.mark_status() IS
-'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the checks of stored ids since the server started (strict mode)';
+'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the floors raised since the server started (strict mode: stored_checks floors raised, stored_moves of them moved a shard, stored_too_far beyond the bound; stored_unindexed is 0 from 1.3 on)';
 
-CREATE FUNCTION shardid.stored_newest(shard integer,
-    OUT newest_id bigint, OUT tables integer, OUT unindexed integer)
-RETURNS record
-AS 'MODULE_PATHNAME', 'shardid_stored_newest_sql'
+-- What the floor step reads for a shard, for doctor() and superusers.
+CREATE FUNCTION shardid.stored_ids(shard integer,
+    OUT tab regclass, OUT id_column name, OUT newest_id bigint,
+    OUT beyond_id bigint, OUT covered boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'shardid_stored_ids'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION shardid.stored_newest(integer) IS
-'superusers: the newest id of the shard stored in the tables of the schema shard_registry names for it whose id column has a next_id() DEFAULT of the shard, read through a plain btree index on the id column (rows of aborted transactions left out); tables read, and tables skipped (no such index, or locked)';
+COMMENT ON FUNCTION shardid.stored_ids(integer) IS
+'superusers: every id column the floor step reads for the shard in its registered schema (bigint columns leading a plain btree index, partitions included), the newest id of the shard at or below the bound, the newest above it (never followed), and whether every new id of the shard sorts after the former';
 
-REVOKE EXECUTE ON FUNCTION shardid.stored_newest(integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION shardid.stored_ids(integer) FROM PUBLIC;
 
 -- =====================================================================
 -- 4. Logical shards: the catalog of id DEFAULTs and the shard registry
@@ -491,11 +493,15 @@ CREATE TABLE shard_registry (
         CONSTRAINT shard_registry_shard_check CHECK (shard >= 0 AND shard <= shardid.max_shard()),
     schema_name name NOT NULL UNIQUE,
     registered_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    registered_by name NOT NULL DEFAULT CURRENT_USER
+    registered_by name NOT NULL DEFAULT CURRENT_USER,
+    floor_id bigint
 );
 
 COMMENT ON TABLE shard_registry IS
 'the schema of each logical shard in this database; routing reads only this table';
+
+COMMENT ON COLUMN shard_registry.floor_id IS
+'the floor of the shard: the newest id of it stored in the schema''s tables when it was registered or its floor last raised (shardid.raise_floor()), never lowered; every id the server makes for the shard sorts after it (strict mode)';
 
 SELECT pg_catalog.pg_extension_config_dump('shard_registry', '');
 
@@ -539,12 +545,18 @@ CREATE FUNCTION registry_guard()
 RETURNS trigger
 AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
+    -- an UPDATE may only raise the floor (shardid.raise_floor())
+    IF TG_OP = 'UPDATE' AND
+       (NEW.shard, NEW.schema_name, NEW.registered_at, NEW.registered_by) IS DISTINCT FROM
+       (OLD.shard, OLD.schema_name, OLD.registered_at, OLD.registered_by) THEN
         RAISE EXCEPTION 'the shard registry is not updated in place'
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Use shardid.unregister_shard() and shardid.register_shard().';
+                  HINT = 'Use shardid.unregister_shard() and shardid.register_shard(); shardid.raise_floor() raises a shard''s floor.';
     END IF;
     PERFORM shardid.check_registry_writer(CASE TG_OP WHEN 'DELETE' THEN 'unregister' ELSE 'register' END);
+    IF TG_OP = 'UPDATE' THEN
+        RETURN NEW;
+    END IF;
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
@@ -579,26 +591,59 @@ CREATE TRIGGER registry_guard
 
 ALTER TABLE shard_registry ENABLE ALWAYS TRIGGER registry_guard;
 
--- The stored ids are read in the schema the registry names for a shard,
--- once per backend and again after an invalidation: a write to the registry
--- (register_shard(), unregister_shard(), any statement, a subscription's
--- apply: ALWAYS) invalidates the registry's relation cache entry, so that
--- every backend looks at the shard's stored ids again at its next stamp.
-CREATE FUNCTION shardid.registry_changed()
+-- The floor of a shard (floor_id): every write of a registry row raises it
+-- to the newest id of the shard stored in the schema's tables (read by C:
+-- every bigint column that leads a plain btree index, in every table of
+-- the schema and every partition or child of one, dead rows skipped, ids
+-- further ahead of the clock than shardid.max_lead_ms plus 1250 ms not
+-- followed but reported), and in strict mode starts the shard past it and
+-- raises the durable mark past its time.  A floor_id given by a superuser
+-- (a restore of the registry's rows) is kept; others are not taken.  The
+-- trigger is ALWAYS, so a subscription's apply raises it too; it fires
+-- after registry_guard (triggers fire in name order).
+CREATE FUNCTION shardid.registry_floor()
 RETURNS trigger
-AS 'MODULE_PATHNAME', 'shardid_registry_changed'
+AS 'MODULE_PATHNAME', 'shardid_registry_floor'
 LANGUAGE C;
 
-COMMENT ON FUNCTION shardid.registry_changed() IS
-'AFTER row trigger on shardid.shard_registry: every backend reads the stored ids of the shards again at its next stamp (strict mode)';
+COMMENT ON FUNCTION shardid.registry_floor() IS
+'BEFORE row trigger on shardid.shard_registry: raises the row''s floor_id to the newest id of the shard stored in its schema and applies it (strict mode)';
 
-REVOKE EXECUTE ON FUNCTION shardid.registry_changed() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION shardid.registry_floor() FROM PUBLIC;
 
-CREATE TRIGGER registry_changed
-    AFTER INSERT OR UPDATE OR DELETE ON shardid.shard_registry
-    FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed();
+CREATE TRIGGER registry_set_floor
+    BEFORE INSERT OR UPDATE ON shardid.shard_registry
+    FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor();
 
-ALTER TABLE shardid.shard_registry ENABLE ALWAYS TRIGGER registry_changed;
+ALTER TABLE shardid.shard_registry ENABLE ALWAYS TRIGGER registry_set_floor;
+
+-- The documented step after data arrives without a registration: a
+-- restore into an already registered schema, pg_upgrade (which does not
+-- carry the durable mark), an online move's cutover.  Superusers (UPDATE
+-- on the registry).
+CREATE FUNCTION shardid.raise_floor(shard integer)
+RETURNS bigint
+AS $$
+DECLARE
+    new_floor bigint;
+BEGIN
+    UPDATE shardid.shard_registry r SET floor_id = r.floor_id
+    WHERE r.shard OPERATOR(pg_catalog.=) raise_floor.shard
+    RETURNING r.floor_id INTO new_floor;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not registered in this database', shard
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Register its schema with shardid.register_shard(shard, schema_name), which raises its floor.';
+    END IF;
+    RETURN new_floor;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.raise_floor(integer) IS
+'superusers: raise the floor of a registered shard to the newest id stored in its schema''s tables (after a restore, pg_upgrade or a move), so that every new id of it sorts after them; returns the floor';
+
+REVOKE EXECUTE ON FUNCTION shardid.raise_floor(integer) FROM PUBLIC;
 
 CREATE FUNCTION register_shard(shard integer, schema_name name)
 RETURNS void
@@ -1647,7 +1692,7 @@ BEGIN
             problem := 'high-water origin missing';
             object := 'replication origin shardid_high_water';
             detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
-            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then SELECT shardid.raise_high_water(...) with the newest id time this server ever handed out.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then, in every database that uses shardid, SELECT shardid.raise_floor(shard) FROM shardid.shard_registry; and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
             RETURN NEXT;
         END IF;
         IF NOT r.epoch_origin THEN
@@ -1683,35 +1728,47 @@ BEGIN
             RETURN NEXT;
         END IF;
         IF r.stored_too_far > 0 THEN
-            problem := 'stored ids far ahead';
-            object := 'shard tables';
-            detail := format('%s times a stored id lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
-            fix := 'Find such ids with WHERE id > shardid.max_id(now() + interval ''1 minute''); ids given by hand should come from next_id(). A superuser can move the mark past them on purpose with shardid.raise_high_water().';
+            problem := 'floors far ahead';
+            object := 'shard floors';
+            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
             RETURN NEXT;
-        END IF;
-        -- stored ids above the mark (what reads them is for superusers)
-        IF has_function_privilege('shardid.stored_newest(integer)', 'EXECUTE') THEN
-            FOR n IN SELECT DISTINCT g.shard FROM shardid.shard_registry g ORDER BY 1 LOOP
-                IF shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)) > r.high_water_mark THEN
-                    problem := 'high-water mark behind stored ids';
-                    object := format('shard %s', n);
-                    detail := format('The newest stored id of shard %s is from %s, later than the durable high-water mark %s (a restore, pg_upgrade or a mark set back): after a crash with the clock behind, only the check of stored ids at a shard''s first id keeps new ids above it.',
-                                     n, shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)), r.high_water_mark);
-                    fix := format('That time is the time of a stored id, which any role that may insert into a table of shard %s could have written: check that row first (WHERE id = %s); then SELECT shardid.raise_high_water(%L);',
-                                  n, (SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn),
-                                  shardid.id_time((SELECT sn.newest_id FROM shardid.stored_newest(n::integer) sn)));
-                    RETURN NEXT;
-                END IF;
-            END LOOP;
         END IF;
     END LOOP;
 
-    -- a table whose newest id strict mode cannot read at a shard's first id
+    -- stored ids that the shard's new ids would not sort after, and ids
+    -- too far ahead to follow (what reads them is for superusers)
+    IF has_function_privilege('shardid.stored_ids(integer)', 'EXECUTE') THEN
+        FOR r IN SELECT g.shard, g.floor_id, s.tab, s.id_column, s.newest_id, s.beyond_id, s.covered
+                 FROM shardid.shard_registry g, LATERAL shardid.stored_ids(g.shard) s
+                 WHERE NOT s.covered OR s.beyond_id IS NOT NULL
+                 ORDER BY g.shard, s.tab::text, s.id_column LOOP
+            IF NOT r.covered THEN
+                problem := 'stored ids ahead of the shard''s ids';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('Table %s holds id %s of shard %s, above the shard''s floor (%s) and above every id this server made for it: rows arrived without a registration (a restore into a registered schema, an online move, ids given by hand), and new ids may repeat them or sort before them.',
+                                 r.tab, r.newest_id, r.shard, coalesce(r.floor_id::text, 'none'));
+                fix := format('As a superuser: SELECT shardid.raise_floor(%s);', r.shard);
+                RETURN NEXT;
+            END IF;
+            IF r.beyond_id IS NOT NULL THEN
+                problem := 'stored id beyond the bound';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('Table %s holds id %s of shard %s, of %s: further ahead of this server''s clock than strict mode follows (shardid.max_lead_ms plus 1250 ms), so the shard''s floor stays below it and new ids may repeat it. Any role that may insert into %s (its owner, the roles granted INSERT) could have written it.',
+                                 r.tab, r.beyond_id, r.shard, shardid.id_time(r.beyond_id), r.tab);
+                fix := format('Look at the row first: SELECT * FROM %s WHERE %I = %s; delete it if nobody should have written it. The moment below is that of a value another role may have written: only to move every id of this server past it on purpose, a superuser runs SELECT shardid.raise_high_water(%L, force => true);',
+                              r.tab, r.id_column, r.beyond_id, shardid.id_time(r.beyond_id));
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+
+    -- a table whose newest id the floor step cannot read
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name
              FROM shardid.id_defaults d
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
-               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) = 'r'
+               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) IN ('r', 'p')
                AND NOT EXISTS (SELECT FROM pg_index i
                                JOIN pg_class ic ON ic.oid = i.indexrelid
                                JOIN pg_am am ON am.oid = ic.relam
@@ -1721,7 +1778,7 @@ BEGIN
              ORDER BY 1, 2, 3 LOOP
         problem := 'id column without a btree index';
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-        detail := 'Strict mode cannot read the newest id of this table at a shard''s first id, so ids restored or moved into it are not seen, and new ids may sort before them or repeat them.';
+        detail := 'The floor step (registering the shard, shardid.raise_floor()) reads ids through a plain btree index on the id column: without one, ids restored or moved into this table are not seen, and new ids may sort before them or repeat them.';
         fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
                       r.schema_name, r.table_name, r.column_name);
         RETURN NEXT;
