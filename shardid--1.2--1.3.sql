@@ -549,6 +549,17 @@ BEGIN
         RETURN;
     END IF;
 
+    -- the runway: ids reach the sign bit 2^40 ms after the epoch
+    FOR r IN SELECT i.sign_bit_at, i.runway FROM shardid.info() i
+             WHERE i.runway OPERATOR(pg_catalog.<) interval '5 years' LOOP
+        problem := 'sign bit near';
+        object := 'shardid.epoch';
+        detail := format('Ids reach the sign bit at %s, %s from now: from then on next_id() refuses to make ids ("id time is past the range").',
+                         r.sign_bit_at, date_trunc('day', r.runway));
+        fix := 'Plan a new epoch before then: stop the writers, set a later shardid.epoch on every server, and as a superuser SELECT shardid.adopt_epoch(); ids made under the new epoch repeat those made (new epoch - old epoch) earlier, so new rows go to new tables (or the old rows are archived first): README, Changing the epoch on purpose.';
+        RETURN NEXT;
+    END LOOP;
+
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
                     d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
@@ -1019,6 +1030,66 @@ REVOKE EXECUTE ON FUNCTION shardid.stored_ids(integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.mark_status() IS
 'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the floors raised since the server started (strict mode: stored_checks floors raised, stored_moves of them moved a shard, stored_too_far beyond the bound; stored_unindexed is 0 from 1.3 on)';
+
+-- info() shows the runway, the time left before ids reach the sign bit
+-- (a new OUT column: dropped and made again); shard_stamps() and the view
+-- shard_state show each shard's state
+DROP FUNCTION info();
+
+CREATE FUNCTION info(OUT epoch timestamptz,
+                     OUT epoch_ms bigint,
+                     OUT layout text,
+                     OUT max_shard integer,
+                     OUT ids_per_ms_per_shard integer,
+                     OUT sign_bit_at timestamptz,
+                     OUT time_field_ends_at timestamptz,
+                     OUT mode text,
+                     OUT shared_memory text,
+                     OUT max_lead_ms integer,
+                     OUT clock_waits bigint,
+                     OUT clock_behind_calls bigint,
+                     OUT max_clock_step_back_ms bigint,
+                     OUT seeded_at timestamptz,
+                     OUT high_water_mark timestamptz,
+                     OUT high_water_writes bigint,
+                     OUT ids_epoch timestamptz,
+                     OUT runway interval)
+RETURNS record
+AS 'MODULE_PATHNAME', 'shardid_info'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION info() IS
+'the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, the durable high-water mark and epoch of the ids, and the runway: the time left before ids reach the sign bit';
+
+-- Per shard, what strict mode holds in shared memory (all shards of the
+-- server, whatever database stamps them): the last id, its lead over the
+-- clock, ids and waits since the server started.  Shared memory only:
+-- cheap to scrape at 8,192 shards.
+CREATE FUNCTION shard_stamps(OUT shard integer, OUT last_id bigint,
+                             OUT lead_ms bigint, OUT ids bigint, OUT waits bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'shardid_shard_stamps'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION shard_stamps() IS
+'strict mode: every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
+
+-- One row per registered shard of this database: where it lives, its
+-- floor, and its state in strict mode (shard_stamps()).  For monitoring
+-- (README, Monitoring).
+CREATE VIEW shard_state AS
+SELECT r.shard, r.schema_name, r.floor_id,
+       shardid.id_time(r.floor_id) AS floor_time,
+       s.last_id, shardid.id_time(s.last_id) AS last_id_time,
+       s.lead_ms, s.ids, s.waits,
+       coalesce(s.ids OPERATOR(pg_catalog.>) 0, false) AS stamped_since_start
+FROM shardid.shard_registry r
+LEFT JOIN shardid.shard_stamps() s ON s.shard OPERATOR(pg_catalog.=) r.shard;
+
+COMMENT ON VIEW shard_state IS
+'per registered shard: schema, floor, and in strict mode the last id, its time and lead over the clock (ms), ids and clock waits since the server started, whether stamped since then';
+
+GRANT SELECT ON shard_state TO PUBLIC;
 
 -- the shards registered under 1.2 get their floors now: the id path of
 -- 1.3 no longer reads their tables

@@ -22,6 +22,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -356,8 +357,8 @@ shardid_info(PG_FUNCTION_ARGS)
 	int64		ids_epoch = 0;
 	bool		high_water_known;
 	bool		ids_epoch_known;
-	Datum		values[17];
-	bool		nulls[17];
+	Datum		values[18];
+	bool		nulls[18];
 	int			i = 0;
 
 	shardid_shared_attach();
@@ -407,7 +408,15 @@ shardid_info(PG_FUNCTION_ARGS)
 	else
 		values[i] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(ids_epoch));
 	i++;
-	Assert(i == lengthof(values));
+	/* runway (1.3): the time left before ids reach the sign bit */
+	if (tupdesc->natts > i)
+	{
+		Interval   *runway = palloc0(sizeof(Interval));
+
+		runway->time = (shardid_epoch_ms + SHARDID_SIGN_MILLIS - shardid_clock_ms()) * INT64CONST(1000);
+		values[i++] = IntervalPGetDatum(runway);
+	}
+	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -493,6 +502,68 @@ shardid_stored_newest_sql(PG_FUNCTION_ARGS)
 			 errmsg("shardid.stored_newest() is gone: the library is of a later release than the extension"),
 			 errhint("Run ALTER EXTENSION shardid UPDATE, then use shardid.stored_ids(shard).")));
 	PG_RETURN_NULL();
+}
+
+/*
+ * shardid.shard_stamps(OUT shard integer, OUT last_id bigint, OUT lead_ms
+ * bigint, OUT ids bigint, OUT waits bigint): the strict-mode state of
+ * every shard of the server (shared by its databases): the last id it
+ * stamped (or was seeded or floored to), how far that lies ahead of the
+ * clock, and the ids and clock waits since the server started.  No rows
+ * in session mode or before the first stamp after a start.  For the view
+ * shardid.shard_state; reads shared memory only (8,192 rows).
+ */
+PG_FUNCTION_INFO_V1(shardid_shard_stamps);
+Datum
+shardid_shard_stamps(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TupleDesc	tupdesc;
+	Tuplestorestate *store;
+	MemoryContext old;
+	int64		now = shardid_clock_ms();
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		!(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set")));
+	tupdesc = result_tupdesc(fcinfo);
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	tupdesc = CreateTupleDescCopy(tupdesc);
+	store = tuplestore_begin_heap(true, false, work_mem);
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = store;
+	rsinfo->setDesc = tupdesc;
+	MemoryContextSwitchTo(old);
+
+	shardid_shared_attach();
+	if (shardid_shared_kind() == SHARDID_SHARED_NONE)
+		return (Datum) 0;
+	for (int32 shard = 0; shard < SHARDID_NSHARDS; shard++)
+	{
+		uint64		state;
+		uint64		ids;
+		uint64		waits;
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+		int64		ms;
+
+		if (!shardid_strict_shard(shard, &state, &ids, &waits))
+			break;
+		ms = SHARDID_STATE_MS(state);
+		values[0] = Int32GetDatum(shard);
+		if (shardid_millis_ok(ms - shardid_epoch_ms))
+			values[1] = Int64GetDatum(shardid_pack(ms - shardid_epoch_ms, shard,
+												   (int64) (state & SHARDID_SEQ_MASK)));
+		else
+			nulls[1] = true;
+		values[2] = Int64GetDatum(ms - now);
+		values[3] = Int64GetDatum((int64) ids);
+		values[4] = Int64GetDatum((int64) waits);
+		tuplestore_putvalues(store, tupdesc, values, nulls);
+	}
+	return (Datum) 0;
 }
 
 /*

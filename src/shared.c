@@ -57,6 +57,8 @@ typedef struct ShardidSlotData
 	pg_atomic_uint64 state;		/* (unix_ms << 10) | seq field, last id */
 	pg_atomic_uint64 past_lead;	/* clock ms of the last millisecond opened
 								 * past the lead limit */
+	pg_atomic_uint64 ids;		/* ids stamped since the server started */
+	pg_atomic_uint64 waits;		/* waits for the clock since then */
 } ShardidSlotData;
 
 typedef union ShardidSlot
@@ -122,6 +124,8 @@ shared_state_init(void *ptr)
 	{
 		pg_atomic_init_u64(&s->slots[i].d.state, 0);
 		pg_atomic_init_u64(&s->slots[i].d.past_lead, 0);
+		pg_atomic_init_u64(&s->slots[i].d.ids, 0);
+		pg_atomic_init_u64(&s->slots[i].d.waits, 0);
 	}
 }
 
@@ -461,7 +465,10 @@ shardid_strict_stamp(int32 shard)
 				}
 			}
 			if (pg_atomic_compare_exchange_u64(slot, &last, next))
+			{
+				pg_atomic_fetch_add_u64(&shared->slots[shard].d.ids, 1);
 				return next;
+			}
 			/* another session stamped this shard meanwhile: derive again */
 		}
 
@@ -475,6 +482,7 @@ shardid_strict_stamp(int32 shard)
 		 * per millisecond of the clock otherwise.
 		 */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
+		pg_atomic_fetch_add_u64(&shared->slots[shard].d.waits, 1);
 		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
 								   now + 1));
 	}
@@ -549,6 +557,7 @@ shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
 			}
 			if (pg_atomic_compare_exchange_u64(slot, &last, end))
 			{
+				pg_atomic_fetch_add_u64(&shared->slots[shard].d.ids, end - next + 1);
 				*first = next;
 				return end;
 			}
@@ -556,6 +565,7 @@ shardid_strict_reserve(int32 shard, int64 want, uint64 *first)
 
 		/* none allowed: wait for the clock, at most one millisecond */
 		pg_atomic_fetch_add_u64(&shared->clock_waits, 1);
+		pg_atomic_fetch_add_u64(&shared->slots[shard].d.waits, 1);
 		shardid_wait_for_clock(Min(SHARDID_STATE_MS(next) - shardid_max_lead_ms,
 								   now + 1));
 	}
@@ -571,6 +581,23 @@ shardid_strict_counters(ShardidCounters *counters, int64 *seeded_ms,
 	counters->max_step_back_ms = pg_atomic_read_u64(&shared->max_step_back_ms);
 	*seeded_ms = pg_atomic_read_u32(&shared->seeded) ? shared->seeded_ms : -1;
 	*high_water_writes = (int64) pg_atomic_read_u64(&shared->mark.writes);
+}
+
+/*
+ * One shard's state for shardid.shard_state: its last stamp (the seed once
+ * seeded, 0 before), ids and waits since the server started.  Returns
+ * false before the first stamp after a start seeded the shards.
+ */
+bool
+shardid_strict_shard(int32 shard, uint64 *state, uint64 *ids, uint64 *waits)
+{
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		return false;
+	*state = pg_atomic_read_u64(&shared->slots[shard].d.state);
+	*ids = pg_atomic_read_u64(&shared->slots[shard].d.ids);
+	*waits = pg_atomic_read_u64(&shared->slots[shard].d.waits);
+	return true;
 }
 
 /* how the mark and the stored-id checks went, for shardid.mark_status() */

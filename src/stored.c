@@ -123,8 +123,8 @@ shardid_stored_bound(int32 shard)
 
 	if (millis < 0)
 		return -1;
-	if (millis >= SHARDID_MILLIS_LIMIT)
-		millis = SHARDID_MILLIS_LIMIT - 1;
+	if (millis >= SHARDID_SIGN_MILLIS)
+		millis = SHARDID_SIGN_MILLIS - 1;	/* ids with the sign bit are not read */
 	return shardid_pack(millis, shard, SHARDID_SEQ_MASK);
 }
 
@@ -252,7 +252,7 @@ read_table(Relation rel, int32 shard, int64 bound, List **out)
 	List	   *indexes = RelationGetIndexList(rel);
 	List	   *done = NIL;
 	ListCell   *ic;
-	int64		top = shardid_pack(SHARDID_MILLIS_LIMIT - 1, shard, SHARDID_SEQ_MASK);
+	int64		top = shardid_pack(SHARDID_SIGN_MILLIS - 1, shard, SHARDID_SEQ_MASK);
 
 	foreach(ic, indexes)
 	{

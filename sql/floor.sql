@@ -1,0 +1,99 @@
+-- The floor of a shard (1.3): raised by every registration and by
+-- raise_floor(), read from every id column of the shard's schema (an
+-- attached partition, a domain column, explicit ids, a non-unique index),
+-- dead rows and other shards' ids skipped, never lowered; who may set it;
+-- stored_ids(), shard_state and info().runway.  Ids are made by hand with
+-- make_id() in the epoch's first hours, so that every floor lies in the
+-- past in both modes.
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+
+CREATE SCHEMA fl_7;
+-- a partition created alone, then attached (it has no DEFAULT of its own)
+CREATE TABLE fl_7.parted (id bigint PRIMARY KEY DEFAULT shardid.next_id(7, 1), c int)
+    PARTITION BY RANGE (id);
+CREATE TABLE fl_7.part_a (id bigint NOT NULL, c int);
+ALTER TABLE fl_7.parted ATTACH PARTITION fl_7.part_a FOR VALUES FROM (0) TO (MAXVALUE);
+CREATE DOMAIN fl_7.id_t AS bigint;
+CREATE TABLE fl_7.dom (id fl_7.id_t PRIMARY KEY);
+CREATE TABLE fl_7.explicit (id bigint PRIMARY KEY);
+CREATE TABLE fl_7.nonunique (id bigint);
+CREATE INDEX ON fl_7.nonunique (id DESC);
+CREATE TABLE fl_7.noindex (id bigint);
+INSERT INTO fl_7.parted VALUES (shardid.make_id(1000, 7, 1), 1);
+INSERT INTO fl_7.dom VALUES (shardid.make_id(2000, 7, 2));
+-- a row of another shard above the shard's ids, and the newest row deleted
+INSERT INTO fl_7.explicit VALUES (shardid.make_id(3000, 7, 3)), (shardid.make_id(900000, 8, 0)),
+                                 (shardid.make_id(5000, 7, 5));
+DELETE FROM fl_7.explicit WHERE id = shardid.make_id(5000, 7, 5);
+INSERT INTO fl_7.nonunique VALUES (shardid.make_id(4000, 7, 4)), (shardid.make_id(4000, 7, 4)), (NULL);
+-- not read: no index leads with the column
+INSERT INTO fl_7.noindex VALUES (shardid.make_id(99999, 7, 9));
+
+SELECT shardid.register_shard(7, 'fl_7');
+SELECT shardid.id_millis(floor_id) AS floor_millis, shardid.id_shard(floor_id) AS floor_shard
+FROM shardid.shard_registry WHERE shard = 7;
+SELECT tab, id_column, shardid.id_millis(newest_id) AS newest_millis, beyond_id, covered
+FROM shardid.stored_ids(7) ORDER BY tab::text, id_column;
+
+-- raise_floor() follows a later row; deleting it does not lower the floor
+INSERT INTO fl_7.explicit VALUES (shardid.make_id(6000, 7, 0));
+SELECT shardid.id_millis(shardid.raise_floor(7)) AS raised;
+DELETE FROM fl_7.explicit WHERE id = shardid.make_id(6000, 7, 0);
+SELECT shardid.id_millis(shardid.raise_floor(7)) AS kept;
+
+-- errors: a shard that is not registered; an UPDATE that is not a floor
+SELECT shardid.raise_floor(9);
+UPDATE shardid.shard_registry SET schema_name = 'public' WHERE shard = 7;
+UPDATE shardid.shard_registry SET registered_by = 'nobody' WHERE shard = 7;
+
+-- a floor given by a superuser is kept (a restore of the registry's rows),
+-- unless it is no id of the shard
+CREATE SCHEMA fl_12;
+INSERT INTO shardid.shard_registry (shard, schema_name, floor_id)
+VALUES (12, 'fl_12', shardid.make_id(7000, 12, 0));
+CREATE SCHEMA fl_13;
+INSERT INTO shardid.shard_registry (shard, schema_name, floor_id)
+VALUES (13, 'fl_13', shardid.make_id(7000, 12, 0));
+SELECT shard, shardid.id_millis(floor_id) AS floor_millis FROM shardid.shard_registry
+WHERE shard IN (12, 13) ORDER BY 1;
+
+-- a registry writer who is no superuser: its floor is not taken, and
+-- raise_floor() and stored_ids() are for superusers
+CREATE ROLE regress_shardid_floor;
+GRANT INSERT, DELETE ON shardid.shard_registry TO regress_shardid_floor;
+CREATE SCHEMA fl_11;
+GRANT USAGE ON SCHEMA fl_11 TO regress_shardid_floor;
+SET ROLE regress_shardid_floor;
+INSERT INTO shardid.shard_registry (shard, schema_name, floor_id)
+VALUES (11, 'fl_11', 9223372036854775807);
+SELECT shardid.raise_floor(11);
+SELECT * FROM shardid.stored_ids(11);
+UPDATE shardid.shard_registry SET floor_id = 1 WHERE shard = 11;
+RESET ROLE;
+SELECT shard, floor_id FROM shardid.shard_registry WHERE shard = 11;
+
+-- shard_state: every registered shard, its floor; info() has the runway
+SELECT shard, schema_name, shardid.id_millis(floor_id) AS floor_millis,
+       floor_time = shardid.id_time(floor_id) AS floor_time_ok,
+       (last_id IS NULL) = ((SELECT mode FROM shardid.info()) = 'session') AS state_by_mode
+FROM shardid.shard_state WHERE shard IN (7, 11, 12, 13) ORDER BY 1;
+SELECT abs(extract(epoch FROM runway - (sign_bit_at - clock_timestamp()))) < 1 AS runway_ok
+FROM shardid.info();
+
+-- an id 30 days ahead (any role that may insert can store one): reported,
+-- never followed, and the newest id within the bound is still found
+INSERT INTO fl_7.explicit
+VALUES (shardid.make_id(shardid.id_millis(shardid.min_id(now() + interval '30 days')), 7, 0));
+SET client_min_messages = error;
+SELECT shardid.id_millis(shardid.raise_floor(7)) AS not_followed;
+SET client_min_messages = warning;
+SELECT tab, beyond_id IS NOT NULL AS beyond, shardid.id_millis(newest_id) AS newest_millis
+FROM shardid.stored_ids(7) WHERE tab = 'fl_7.explicit'::regclass;
+SELECT problem, object FROM shardid.doctor(scan_rows => false)
+WHERE problem = 'stored id beyond the bound';
+
+DELETE FROM shardid.shard_registry WHERE shard IN (7, 11, 12, 13);
+DROP SCHEMA fl_7, fl_11, fl_12, fl_13 CASCADE;
+REVOKE ALL ON shardid.shard_registry FROM regress_shardid_floor;
+DROP ROLE regress_shardid_floor;
