@@ -73,5 +73,18 @@ expect "$(q_at $port -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SEL
 out=$(q_at $port -c "INSERT INTO s3.u (phase) VALUES (3)" 2>&1)
 case "$out" in *"but this server's ids were made with epoch 2026-01-01 00:00:01.500+00"*) ;; *) fail "the old epoch after adopt_epoch(): $out" ;; esac
 expect "$(q_at $port -c "SELECT ids_epoch FROM shardid.info()")" = "2026-01-01 00:00:01.5+00" "info().ids_epoch after adopt_epoch()"
+
+# the runway: an epoch whose sign bit comes within five years makes
+# doctor() say so, with what to do (info().runway is the time left)
+adopted=$(q_at $port -c "SET shardid.epoch = '1995-01-01 00:00:00+00'" -c "SELECT shardid.adopt_epoch()")
+read -r runway problem <<<"$(q_at $port -F' ' -c "SET shardid.epoch = '1995-01-01 00:00:00+00'" \
+	-c "SELECT (SELECT runway < interval '5 years' FROM shardid.info()),
+	           (SELECT problem FROM shardid.doctor() WHERE problem = 'sign bit near')")"
+echo "epoch 1995: runway under five years: $runway; doctor: $problem"
+expect "$runway $problem" = "t sign bit near" "the runway of an epoch 31.9 years ago"
+fix=$(q_at $port -c "SET shardid.epoch = '1995-01-01 00:00:00+00'" -c "SELECT fix FROM shardid.doctor() WHERE problem = 'sign bit near'")
+case "$fix" in *"shardid.adopt_epoch()"*"repeat"*) ;; *) fail "the runway's fix: $fix" ;; esac
+q_at $port -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SELECT shardid.adopt_epoch()" >/dev/null
+expect "$(q_at $port -c "SET shardid.epoch = '2026-01-01 00:00:01.5+00'" -c "SELECT count(*) FROM shardid.doctor() WHERE problem IN ('sign bit near', 'epoch differs from the ids'' epoch')")" = 0 "doctor() with a recent epoch"
 cluster_stop epoch
 finish
