@@ -123,7 +123,7 @@ bench:
 	PG_CONFIG=$(PG_CONFIG) test/bench/bench.sh
 
 # thousands of logical shards beside bigserial (test/bench/scale.sh):
-#   make bench-scale [SHARDS="500 2000 8192"] [TABLES=5]
+#   make bench-scale [SHARDS="500 2000 8192"] [TABLES=5] [DUMP=0 to skip pg_dump]
 bench-scale:
 	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
 	$(MAKE) install

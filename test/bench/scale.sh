@@ -14,19 +14,26 @@
 #              committing after each shard, id bigserial.
 # and, side by side, with ratios shardid / bigserial:
 #   provision  seconds to make every shard;
-#   first id   a fresh connection's first INSERT into one shard (median of
-#              FRESH connections), ms;
+#   first id   a fresh connection's first INSERT into one shard, and its
+#              first id alone (a SELECT of table 1's DEFAULT: next_id(...)
+#              beside nextval()), ms, each the median of FRESH connections;
 #   memory     one backend's memory contexts after one row into table 1 of
 #              every shard (pg_backend_memory_contexts, MB);
 #   pgbench    CLIENTS clients, each transaction one row into table 1 of a
 #              random shard, for PGBENCH_SECONDS, transactions/s;
-#   pg_dump    seconds for pg_dump -Fc of the whole database;
+#   churn      the same pgbench while one more connection loops, as fast as
+#              it can, CREATE TEMP TABLE; DROP TABLE; ANALYZE of a random
+#              shard's table, committing each (the invalidations a busy
+#              server sends): transactions/s, their ratio to the quiet
+#              figure, and the loop's own rate;
+#   pg_dump    seconds for pg_dump -Fc of the whole database (DUMP=0 skips
+#              it: an hour and more at thousands of shards);
 # and, for shardid alone, doctor(scan_rows => false) and a scan of the
 # id_defaults view, seconds.  max_locks_per_transaction is set so that
 # pg_dump of the largest count can lock every relation (the README says
 # how to size it).
 #
-#   SHARDS="500 2000 8192" TABLES=5 CLIENTS=8 PGBENCH_SECONDS=10 FRESH=5 test/bench/scale.sh
+#   SHARDS="500 2000 8192" TABLES=5 CLIENTS=8 PGBENCH_SECONDS=10 FRESH=5 DUMP=1 test/bench/scale.sh
 # A quick run that proves the script (figures of no value):
 #   SHARDS=20 PGBENCH_SECONDS=1 FRESH=2 OUT=/tmp test/bench/scale.sh
 cd "$(dirname "$0")/../.." || exit 1
@@ -37,6 +44,7 @@ TABLES=${TABLES:-5}
 CLIENTS=${CLIENTS:-8}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
 FRESH=${FRESH:-5}
+DUMP=${DUMP:-1}
 OUT=${OUT:-test/bench}
 major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 results="$OUT/results-scale-pg$major.md"
@@ -67,8 +75,15 @@ secs() {	# secs DB SQL: wall seconds of one statement ("failed" on an error)
 	echo "$t1 - $t0" | bc -l | xargs printf '%.2f'
 }
 median() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "-"}'; }
-ratio() { if [[ "$1" =~ ^[0-9.]+$ ]] && [[ "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then
-	echo "$1 / $2" | bc -l | xargs printf '%.2fx'; else echo -; fi; }
+ratio() {	# ratio A B: A / B, two significant digits below 0.1 (0.0024x)
+	local r
+	if [[ "$1" =~ ^[0-9.]+$ ]] && [[ "$2" =~ ^[0-9.]+$ ]] && [ "$(echo "$2 > 0" | bc -l)" = 1 ]; then
+		r=$(echo "$1 / $2" | bc -l)
+		if [ "$(echo "$r < 0.1" | bc -l)" = 1 ]; then printf '%#.2gx' "$r"; else printf '%.2fx' "$r"; fi
+	else
+		echo -
+	fi
+}
 
 # the tables of one shard, for both layouts (ID: the id column's type and DEFAULT)
 table_sql() {	# table_sql SCHEMA ID
@@ -101,14 +116,32 @@ BEGIN
     END LOOP;
 END \$\$;
 SQL
-# one row into table 1 of shard S, the same call in both databases
+# one row into table 1 of shard S, the same call in both databases; and the
+# churn loop, which runs until a row of churn_stop says stop (or an hour
+# passed) and returns its iterations and seconds
 for db in shardid_db bigserial_db; do
-	sql -d "$db" >/dev/null <<'SQL' || exit 1
-CREATE FUNCTION ins(s integer) RETURNS void LANGUAGE plpgsql AS $$
+	sql -d "$db" >/dev/null <<SQL || exit 1
+CREATE FUNCTION ins(s integer) RETURNS void LANGUAGE plpgsql AS \$\$
 BEGIN
-    EXECUTE format('INSERT INTO %I.t1 (user_id, payload) VALUES ($1, $2)', 'shard_' || lpad(s::text, 4, '0'))
+    EXECUTE format('INSERT INTO %I.t1 (user_id, payload) VALUES (\$1, \$2)', 'shard_' || lpad(s::text, 4, '0'))
         USING s, 'x';
-END $$;
+END \$\$;
+CREATE TABLE churn_stop (stop boolean NOT NULL);
+CREATE PROCEDURE churn(n integer, INOUT loops bigint DEFAULT 0, INOUT secs numeric DEFAULT 0)
+LANGUAGE plpgsql AS \$\$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    WHILE NOT EXISTS (SELECT FROM churn_stop WHERE stop) AND clock_timestamp() < t0 + interval '1 hour' LOOP
+        CREATE TEMP TABLE churn_x (a integer);
+        DROP TABLE churn_x;
+        EXECUTE format('ANALYZE %I.%I', 'shard_' || lpad(floor(random() * n)::integer::text, 4, '0'),
+                       't' || (1 + floor(random() * $TABLES)::integer));
+        COMMIT;
+        loops := loops + 1;
+    END LOOP;
+    secs := extract(epoch FROM clock_timestamp() - t0);
+END \$\$;
 SQL
 done
 echo "\\set s random(0, :n - 1)
@@ -120,7 +153,7 @@ SELECT ins(:s);" >"$work/ins.sql"
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
 		"$("$PG_BIN/postgres" --version), assertions $(sql -d postgres -c "SHOW debug_assertions");" \
 		"\`make bench-scale\` (test/bench/scale.sh:" \
-		"TABLES=$TABLES CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH;" \
+		"TABLES=$TABLES CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH DUMP=$DUMP;" \
 		"max_locks_per_transaction = $locks). A benchmark on a shared machine: read the ratios."
 	echo
 	echo "| shards | what | shardid | bigserial | ratio |"
@@ -147,14 +180,51 @@ for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
 	done
 	row "$n" "first INSERT of a fresh connection (ms, median of $FRESH)" "$(median "$f_id")" "$(median "$f_big")"
 
+	# the first id alone: a fresh connection's SELECT of table 1's DEFAULT
+	first_id() {
+		local expr i times=""
+		expr=$(sql -d "$1" -c "SELECT pg_get_expr(adbin, adrelid) FROM pg_attrdef
+			WHERE adrelid = 'shard_0001.t1'::regclass AND adnum = 1")
+		for i in $(seq 1 "$FRESH"); do
+			times="$times $(sql -d "$1" -c '\timing on' -c "SELECT $expr" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')"
+		done
+		median "$times"
+	}
+	row "$n" "first id of a fresh connection: SELECT of the DEFAULT, next_id() / nextval() (ms, median of $FRESH)" \
+		"$(first_id shardid_db)" "$(first_id bigserial_db)"
+
 	mem_sql="SELECT ins(s) FROM generate_series(0, $((n - 1))) s;
 	         SELECT round(sum(total_bytes) / 1048576.0, 1) FROM pg_backend_memory_contexts"
 	row "$n" "backend memory after a row into every shard (MB)" \
 		"$(sql -d shardid_db -c "$mem_sql" | tail -1)" "$(sql -d bigserial_db -c "$mem_sql" | tail -1)"
 
-	tps() { "$PG_BIN/pgbench" -n -c "$CLIENTS" -j 2 -T "$PGBENCH_SECONDS" -D n="$n" -f "$work/ins.sql" "$1" 2>&1 |
-		sed -n 's/^tps = \([0-9]*\).*/\1/p' | head -1; }
-	row "$n" "pgbench, $CLIENTS clients, a row into a random shard (tx/s)" "$(tps shardid_db)" "$(tps bigserial_db)"
+	tps() {
+		local t
+		t=$("$PG_BIN/pgbench" -n -c "$CLIENTS" -j 2 -T "$PGBENCH_SECONDS" -D n="$n" -f "$work/ins.sql" "$1" 2>&1 |
+			sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -1)
+		[ -n "$t" ] && printf '%.1f' "$t" || echo failed
+	}
+	q_id=$(tps shardid_db)
+	q_big=$(tps bigserial_db)
+	row "$n" "pgbench, $CLIENTS clients, a row into a random shard (tx/s)" "$q_id" "$q_big"
+
+	# the same pgbench beside the churn loop, which stops when pgbench is done
+	churn_tps() {	# churn_tps DB: "tx/s loops/s"
+		local t l
+		sql -d "$1" -c "TRUNCATE churn_stop" || { echo "failed failed"; return; }
+		sql -d "$1" -c "CALL churn($n)" >"$work/churn" 2>"$work/churn.err" &
+		t=$(tps "$1")
+		sql -d "$1" -c "INSERT INTO churn_stop VALUES (true)"
+		wait $!
+		l=$(awk -F'|' 'NF == 2 && $2 > 0 {printf "%.1f", $1 / $2}' "$work/churn")
+		echo "$t ${l:-failed}"
+		[ -s "$work/churn.err" ] && echo "scale.sh: churn in $1: $(head -3 "$work/churn.err")" >&2
+	}
+	read -r c_id l_id <<<"$(churn_tps shardid_db)"
+	read -r c_big l_big <<<"$(churn_tps bigserial_db)"
+	row "$n" "pgbench as above, beside a loop of temp-table DDL and ANALYZE (tx/s)" "$c_id" "$c_big"
+	row "$n" "pgbench beside the loop / quiet pgbench" "$(ratio "$c_id" "$q_id" | tr -d x)" "$(ratio "$c_big" "$q_big" | tr -d x)"
+	row "$n" "the loop's own rate beside pgbench (iterations/s)" "$l_id" "$l_big"
 
 	dump() {
 		local t0 t1
@@ -168,7 +238,7 @@ for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
 		rm -f "$work/dump"
 		echo "$t1 - $t0" | bc -l | xargs printf '%.2f'
 	}
-	row "$n" "pg_dump -Fc (s)" "$(dump shardid_db)" "$(dump bigserial_db)"
+	[ "$DUMP" != 0 ] && row "$n" "pg_dump -Fc (s)" "$(dump shardid_db)" "$(dump bigserial_db)"
 	row "$n" "doctor(scan_rows => false) (s)" "$(secs shardid_db "SELECT count(*) FROM shardid.doctor(scan_rows => false)")" "-"
 	row "$n" "SELECT count(*) FROM shardid.id_defaults (s)" "$(secs shardid_db "SELECT count(*) FROM shardid.id_defaults")" "-"
 done
