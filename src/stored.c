@@ -33,7 +33,9 @@
  * role chose is evaluated: no query is planned, no cast, operator or
  * function of a table's owner is called; the tables and indexes are found
  * in the catalogs.  Locks are waited for, as any reader of the table does
- * (a privileged step, never the id path: lock_timeout and a cancel end it).
+ * (a privileged step, never the id path: lock_timeout and a cancel end it),
+ * and let go as soon as a table is read, so that one transaction may read
+ * thousands of shards.
  *
  * The bound: an id is followed only as far as the clock allows anyway,
  * shardid.max_lead_ms ahead plus the window and margin by which H runs
@@ -357,6 +359,15 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound)
 				read_table(rel, shard, bound, &out);
 			relation_close(rel, NoLock);
 		}
+		/*
+		 * Read: let go at once.  A registration of thousands of shards in
+		 * one transaction (the update from 1.2, raise_floor() of every
+		 * shard after pg_upgrade) would otherwise hold a lock on every
+		 * table of the database, more than max_locks_per_transaction
+		 * allows; the floor needs no table to stay as it was.
+		 */
+		foreach(fc, family)
+			UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
 		list_free(family);
 	}
 	list_free(tables);
