@@ -86,12 +86,20 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 SELECT * FROM differs_from_fresh;
--- the same from 1.2
+-- the same from 1.2, with a registered shard holding rows: the update
+-- raises its floor (1.3's id path reads no table)
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.2';
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+CREATE SCHEMA up_floor;
+CREATE TABLE up_floor.t (id bigint PRIMARY KEY);
+INSERT INTO up_floor.t VALUES (shardid.make_id(4242, 77, 7)), (shardid.make_id(99, 77, 0));
+SELECT shardid.register_shard(77, 'up_floor');
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT shard, shardid.id_millis(floor_id) AS floor_millis FROM shardid.shard_registry WHERE shard = 77;
+DELETE FROM shardid.shard_registry WHERE shard = 77;
+DROP SCHEMA up_floor CASCADE;
 SELECT * FROM differs_from_fresh;
 -- and 1.0 through 1.1 and 1.2, one release at a time
 DROP EXTENSION shardid;
