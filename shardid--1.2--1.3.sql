@@ -895,7 +895,6 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = off;
-SET row_security = off;
 
 -- Ids above the stored data by construction.  The id path reads no table:
 -- 1.2 read the newest stored id of each shard lazily in every backend,
@@ -1090,6 +1089,60 @@ COMMENT ON VIEW shard_state IS
 'per registered shard: schema, floor, and in strict mode the last id, its time and lead over the clock (ms), ids and clock waits since the server started, whether stamped since then';
 
 GRANT SELECT ON shard_state TO PUBLIC;
+
+-- provision_shards(): a failure names its shard, says what was made and
+-- that the same CALL resumes (8,192 shards stopped after 2,252 with a bare
+-- "out of shared memory")
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT true,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    s integer;
+    r record;
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL OR use_sequence IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- a shard out of range is refused before anything is made
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL OR s OPERATOR(pg_catalog.<) 0 OR s OPERATOR(pg_catalog.>) shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', s
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        END IF;
+    END LOOP;
+    tables_created := 0;
+    tables_existing := 0;
+    FOREACH s IN ARRAY shards LOOP
+        -- a failure names its shard and says that the same CALL resumes
+        BEGIN
+            FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
+                                                                id_column, use_sequence) c LOOP
+                IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                    tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
+                ELSE
+                    tables_created := tables_created OPERATOR(pg_catalog.+) 1;
+                END IF;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE EXCEPTION 'provisioning shard % failed: %', s, SQLERRM
+                USING ERRCODE = SQLSTATE,
+                      DETAIL = format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                                      tables_created, tables_existing, s),
+                      HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
+        END;
+        COMMIT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql;
 
 -- the shards registered under 1.2 get their floors now: the id path of
 -- 1.3 no longer reads their tables

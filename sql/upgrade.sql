@@ -98,6 +98,8 @@ SELECT shardid.register_shard(77, 'up_floor');
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 SELECT shard, shardid.id_millis(floor_id) AS floor_millis FROM shardid.shard_registry WHERE shard = 77;
+-- the update leaves the session's settings as they were
+SHOW row_security;
 DELETE FROM shardid.shard_registry WHERE shard = 77;
 DROP SCHEMA up_floor CASCADE;
 SELECT * FROM differs_from_fresh;

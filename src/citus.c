@@ -109,8 +109,10 @@ set_id_may_claim(Relation rel)
  * id at or below the bound (shardid.max_lead_ms and the mark's window
  * ahead of the clock), so a row far ahead, which any role that may insert
  * could write, neither moves the shard nor hides the newest within the
- * bound, and nobody waits for it.  The shard is started past it
- * (shared.c) when the table may claim the shard (set_id_may_claim()).
+ * bound, and nobody waits long for it.  The shard is started past it
+ * (shared.c) when the table may claim the shard (set_id_may_claim());
+ * otherwise the backend waits for its clock to pass it, which the bound
+ * keeps to shardid.max_lead_ms plus 1.25 s.
  */
 static int64
 set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
@@ -126,6 +128,17 @@ set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
 		set_id_may_claim(rel) &&
 		shardid_strict_start_past(shard, newest))
 		v = set_id_next(shard);
+	/*
+	 * Not followed (a table that may not claim the shard, session mode):
+	 * wait for the clock to pass it, at most the bound's lead ahead of the
+	 * clock (by default 2.25 s), in steps that let a cancel through.
+	 */
+	while (v <= newest)
+	{
+		pg_usleep(10000L);
+		CHECK_FOR_INTERRUPTS();
+		v = set_id_next(shard);
+	}
 	return v;
 }
 

@@ -100,6 +100,20 @@ warn_beyond(int32 shard, const ShardidStoredColumn *col)
 					 column_text(col->relid, col->attnum), col->beyond)));
 }
 
+/* a column whose newest id rows of other shards kept from being read */
+static void
+warn_incomplete(int32 shard, const ShardidStoredColumn *col)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the newest id of shard %d in table %s was not read: too many milliseconds of other shards' ids lie above it",
+					shard, table_text(col->relid)),
+			 errdetail("Column %s holds ids of other shards in over 100,000 milliseconds above the shard's own; the floor of shard %d does not count this table.",
+					   column_text(col->relid, col->attnum), shard),
+			 errhint("Find them with WHERE shardid.id_shard(%s) <> %d, and move them to the schema of their shard.",
+					 column_text(col->relid, col->attnum), shard)));
+}
+
 /* make the shard's ids sort after floor_id, as far as this server can */
 static void
 apply_floor(int32 shard, int64 floor_id)
@@ -196,13 +210,16 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	if (floor_id >= 0 && shardid_unpack_shard(floor_id) != shard)
 		floor_id = -1;			/* not an id of this shard */
 
-	columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard));
+	columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
+								  GetUserId());
 	foreach(lc, columns)
 	{
 		ShardidStoredColumn *col = lfirst(lc);
 
 		if (col->beyond >= 0)
 			warn_beyond(shard, col);
+		if (!col->complete)
+			warn_incomplete(shard, col);
 		floor_id = Max(floor_id, col->newest);
 	}
 	list_free_deep(columns);
@@ -297,7 +314,8 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	shardid_shared_attach();
 	strict = shardid_shared_kind() != SHARDID_SHARED_NONE;
-	columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard));
+	columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
+								  InvalidOid);
 	foreach(lc, columns)
 	{
 		ShardidStoredColumn *col = lfirst(lc);
@@ -308,10 +326,12 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 		values[0] = ObjectIdGetDatum(col->relid);
 		values[1] = DirectFunctionCall1(namein, CStringGetDatum(attname));
 		values[2] = Int64GetDatum(col->newest);
-		nulls[2] = col->newest < 0;
+		nulls[2] = col->newest < 0 || !col->complete;
 		values[3] = Int64GetDatum(col->beyond);
 		nulls[3] = col->beyond < 0;
-		if (col->newest < 0)
+		if (!col->complete)
+			values[4] = BoolGetDatum(false);	/* not read: not known */
+		else if (col->newest < 0)
 			nulls[4] = true;
 		else if (strict)
 			values[4] = BoolGetDatum(shardid_strict_covers(shard, col->newest));

@@ -375,7 +375,12 @@ claim_past_lead(ShardidSlot *slot, int64 now)
 {
 	uint64		opened = pg_atomic_read_u64(&slot->d.past_lead);
 
-	return (int64) opened < now &&
+	/*
+	 * Any other reading than the last claim's: a clock that stepped back
+	 * below it claims at once (waiting for it to catch up would stall the
+	 * shard as long as the step).
+	 */
+	return (int64) opened != now &&
 		pg_atomic_compare_exchange_u64(&slot->d.past_lead, &opened, (uint64) now);
 }
 

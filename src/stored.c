@@ -59,6 +59,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -75,6 +76,7 @@
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -151,11 +153,20 @@ usable_index(Relation index)
  * commit), those of aborted transactions do not, nor rows deleted for good;
  * their entries are stepped over.  An entry of another shard sends the scan
  * down again, to the shard's last id of that millisecond or of the one
- * before: one descent per millisecond of other shards' rows.
+ * before: one descent per millisecond of other shards' rows, at most
+ * STORED_MAX_DESCENTS (then *complete is cleared: rows of other shards,
+ * which any role that may insert can write, keep the shard's newest id
+ * from being read, and the caller says so).  Only entries at or above lo
+ * are read.
  */
+/* descents of one index read before it gives up (each about a microsecond) */
+#define STORED_MAX_DESCENTS 100000
+
 static int64
-newest_in_index(Relation heap, Relation index, int32 shard, int64 hi)
+newest_in_index(Relation heap, Relation index, int32 shard, int64 hi, int64 lo,
+				bool *complete)
 {
+	int			descents = 0;
 	ScanKeyData keys[2];
 	IndexScanDesc scan;
 	SnapshotData dirty;
@@ -165,19 +176,25 @@ newest_in_index(Relation heap, Relation index, int32 shard, int64 hi)
 	int64		found = -1;
 	int64		key = hi;
 
+	*complete = true;
 	InitDirtySnapshot(dirty);
 	slot = table_slot_create(heap, NULL);
 	scan = shardid_index_beginscan(heap, index, &dirty, 2);
 	scan->xs_want_itup = true;
-	while (key >= 0)
+	while (key >= lo)
 	{
 		int64		next = -1;
 
 		CHECK_FOR_INTERRUPTS();
+		if (++descents > STORED_MAX_DESCENTS)
+		{
+			*complete = false;
+			break;
+		}
 		ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
 					Int64GetDatum(key));
 		ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-					Int64GetDatum(0));
+					Int64GetDatum(lo));
 		index_rescan(scan, keys, 2, NULL, 0);
 		while (index_getnext_tid(scan, dir) != NULL)
 		{
@@ -236,8 +253,10 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 
 		if (usable_index(index) && index->rd_index->indkey.values[0] == attnum)
 		{
-			newest = newest_in_index(rel, index, shard, bound);
-			*read = true;
+			bool		complete;
+
+			newest = newest_in_index(rel, index, shard, bound, 0, &complete);
+			*read = complete;
 		}
 		index_close(index, AccessShareLock);
 		if (*read)
@@ -265,17 +284,18 @@ read_table(Relation rel, int32 shard, int64 bound, List **out)
 		{
 			ShardidStoredColumn *col = palloc0(sizeof(ShardidStoredColumn));
 
+			bool		beyond_complete;
+
 			col->relid = RelationGetRelid(rel);
 			col->attnum = attnum;
 			col->indexid = RelationGetRelid(index);
-			col->beyond = -1;
-			col->newest = newest_in_index(rel, index, shard, top);
-			if (col->newest > bound)
-			{
-				col->beyond = col->newest;
-				col->newest = bound < 0 ? -1 :
-					newest_in_index(rel, index, shard, bound);
-			}
+			col->newest = bound < 0 ? -1 :
+				newest_in_index(rel, index, shard, bound, 0, &col->complete);
+			if (bound < 0)
+				col->complete = true;
+			/* above the bound: only to report (never followed) */
+			col->beyond = newest_in_index(rel, index, shard, top,
+										  Max(bound, -1) + 1, &beyond_complete);
 			*out = lappend(*out, col);
 			done = lappend_int(done, attnum);
 		}
@@ -294,8 +314,30 @@ read_table(Relation rel, int32 shard, int64 bound, List **out)
  * not the database).  Temporary tables (another session's, which cannot
  * be read, or a role's own) are not the shard's.
  */
+/* whether a parent of relid (inheritance or partitioning) is in tables */
+static bool
+parent_among(Oid relid, List *tables)
+{
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
+							  NULL, 1, &key);
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
+		found = list_member_oid(tables,
+								((Form_pg_inherits) GETSTRUCT(tuple))->inhparent);
+	systable_endscan(scan);
+	table_close(inherits, AccessShareLock);
+	return found;
+}
+
 List *
-shardid_stored_read(int32 shard, Oid nspid, int64 bound)
+shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
 {
 	Relation	depend_rel;
 	ScanKeyData keys[2];
@@ -329,12 +371,36 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound)
 	systable_endscan(scan);
 	table_close(depend_rel, AccessShareLock);
 
+	/*
+	 * Reading ids is reading rows: a reader who is no superuser (a role
+	 * the database owner lets register shards) must be allowed to read
+	 * every table of the schema (partitions are read through their
+	 * parent's privilege, as a query would).
+	 */
+	if (OidIsValid(reader) && !superuser_arg(reader))
+		foreach(lc, tables)
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			if (pg_class_aclcheck(relid, reader, ACL_SELECT) != ACLCHECK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("permission denied to read the ids of table %s",
+								quote_qualified_identifier(get_namespace_name(nspid),
+														   get_rel_name(relid))),
+						 errdetail("Registering a schema, or raising its shard's floor, reads the newest id of every table in it."),
+						 errhint("A superuser can register the schema, or grant SELECT on the table.")));
+		}
+
 	foreach(lc, tables)
 	{
 		Oid			relid = lfirst_oid(lc);
 		List	   *family;
 		ListCell   *fc;
 
+		/* a child of a table of the schema is read with its parent */
+		if (parent_among(relid, tables))
+			continue;
 		LockRelationOid(relid, AccessShareLock);
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		{
@@ -353,9 +419,16 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound)
 			rel = try_relation_open(member, NoLock);
 			if (rel == NULL)
 				continue;
+			/*
+			 * Not the shard's: temporary tables (another session's cannot
+			 * be read); not readable: unlogged tables during recovery
+			 * (doctor() on a standby), empty there.
+			 */
 			if ((rel->rd_rel->relkind == RELKIND_RELATION ||
 				 rel->rd_rel->relkind == RELKIND_MATVIEW) &&
-				rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+				rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
+				!(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+				  RecoveryInProgress()))
 				read_table(rel, shard, bound, &out);
 			relation_close(rel, NoLock);
 		}

@@ -24,11 +24,13 @@ typedef struct ShardidStoredColumn
 	Oid			indexid;		/* the index it was read through */
 	int64		newest;			/* newest id of the shard at or below the bound, -1 */
 	int64		beyond;			/* newest id of the shard above the bound, -1 */
+	bool		complete;		/* read through: not stopped by the descent cap */
 } ShardidStoredColumn;
 
 extern Oid	shardid_registry_relid(void);
 extern int64 shardid_stored_bound(int32 shard);
-extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound);
+extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound,
+								 Oid reader);
 extern int64 shardid_stored_newest_in(Relation rel, AttrNumber attnum,
 									  int32 shard, int64 bound, bool *read);
 

@@ -1511,17 +1511,34 @@ BEGIN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- a shard out of range is refused before anything is made
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL OR s OPERATOR(pg_catalog.<) 0 OR s OPERATOR(pg_catalog.>) shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', s
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        END IF;
+    END LOOP;
     tables_created := 0;
     tables_existing := 0;
     FOREACH s IN ARRAY shards LOOP
-        FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
-                                                            id_column, use_sequence) c LOOP
-            IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
-                tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
-            ELSE
-                tables_created := tables_created OPERATOR(pg_catalog.+) 1;
-            END IF;
-        END LOOP;
+        -- a failure names its shard and says that the same CALL resumes
+        BEGIN
+            FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
+                                                                id_column, use_sequence) c LOOP
+                IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                    tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
+                ELSE
+                    tables_created := tables_created OPERATOR(pg_catalog.+) 1;
+                END IF;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE EXCEPTION 'provisioning shard % failed: %', s, SQLERRM
+                USING ERRCODE = SQLSTATE,
+                      DETAIL = format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                                      tables_created, tables_existing, s),
+                      HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
+        END;
         COMMIT;
     END LOOP;
 END
