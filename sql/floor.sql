@@ -64,6 +64,13 @@ CREATE ROLE regress_shardid_floor;
 GRANT INSERT, DELETE ON shardid.shard_registry TO regress_shardid_floor;
 CREATE SCHEMA fl_11;
 GRANT USAGE ON SCHEMA fl_11 TO regress_shardid_floor;
+-- reading ids is reading rows: a table it may not read is refused
+CREATE TABLE fl_11.private (card bigint PRIMARY KEY);
+SET ROLE regress_shardid_floor;
+INSERT INTO shardid.shard_registry (shard, schema_name, floor_id)
+VALUES (11, 'fl_11', 9223372036854775807);
+RESET ROLE;
+GRANT SELECT ON fl_11.private TO regress_shardid_floor;
 SET ROLE regress_shardid_floor;
 INSERT INTO shardid.shard_registry (shard, schema_name, floor_id)
 VALUES (11, 'fl_11', 9223372036854775807);
