@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Stored ids are read in the schema shardid.shard_registry names for the
-# shard (stored.c), once per backend and again after an invalidation.  A
-# backend that stamped a shard before its schema was registered, or while
-# the registered schema did not exist, looks again when that changes:
+# A session that stamped a shard before its schema was registered, or while
+# the registered schema did not exist, gets ids after the stored ones once
+# the shard's floor is raised:
 #
 # 1. the schema registered in the same session, after the data exists;
 # 2. the schema registered by another session;
 # 3. the registered schema dropped, and another schema holding the shard's
-#    data renamed to the registered name.
-# The registry's trigger function, registry_changed(), is refused as any
-# other kind of trigger, and to roles other than superusers.
+#    data renamed to the registered name: data arrived without a
+#    registration, so doctor() names the shard, and the documented step,
+#    shardid.raise_floor(8) by a superuser (another session), raises it.
+# The registry's floor trigger function, registry_floor(), is refused as
+# any other table's trigger, and to roles other than superusers.
 #
 # Each shard's table holds one id 5 s ahead of the clock (a restore of a
 # shard whose ids borrowed ahead); the session's next insert must get an id
 # after it.  (Before the registry and pg_namespace were watched, the
 # session went on from the ids it had, 5 s below the stored one: a
 # duplicate key as soon as the clock caught up, and ids that sort before
-# the data.)
+# the data.)  1.2 read stored ids in each backend, once and again after an
+# invalidation (its trigger registry_changed()); 1.3 reads them only when
+# the floor is raised (a registration, raise_floor()) and the shard's state
+# is shared by every backend, so case 3 needs raise_floor(), which 1.2 did
+# not have, and registry_changed() is gone: its refusals are now
+# registry_floor()'s.
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 70))
@@ -54,10 +60,13 @@ SELECT shardid.next_id(8) IS NOT NULL;
 \\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "DROP SCHEMA s8 CASCADE" >/dev/null 2>&1
 SELECT shardid.next_id(8) IS NOT NULL;
 \\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "ALTER SCHEMA s8_new RENAME TO s8" >/dev/null
+SELECT count(*) = 1 FROM shardid.doctor() WHERE problem = 'stored ids ahead of the shard''s ids' AND object = 'shard 8: s8.t.id';
+\\! PGPORT=$port PGDATABASE=app "$PG_BIN/psql" -X -q -At -c "SELECT shardid.raise_floor(8)" >/dev/null
 INSERT INTO s8.t DEFAULT VALUES;
 SQL
 )
 echo "$out" | grep -v '^t$' | grep -v '^$'
+expect "$(echo "$out" | grep -c '^f$')" = 0 "the session's checks that answered f (doctor() naming shard 8 after the rename)"
 for shard in 6 7 8; do
 	read -r rows after <<<"$(q_at $port -F' ' -c "
 	    SELECT count(*), count(*) FILTER (WHERE id > (SELECT id FROM stored WHERE shard = $shard))
@@ -67,15 +76,15 @@ for shard in 6 7 8; do
 done
 
 # the trigger function is the registry's: refused elsewhere, and not for PUBLIC
-out=$(q_at $port -c "CREATE TABLE other (id bigint)" \
-	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" \
-	-c "INSERT INTO other VALUES (1)" 2>&1)
-echo "registry_changed() as a BEFORE trigger: $out"
-expect "$out" = "ERROR:  shardid.registry_changed() must be an AFTER ... FOR EACH ROW trigger" "registry_changed() as a BEFORE trigger"
+out=$(q_at $port -c "CREATE TABLE other (shard int, schema_name name, floor_id bigint)" \
+	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor()" \
+	-c "INSERT INTO other VALUES (1, 'public', 1)" 2>&1)
+echo "registry_floor() on another table: $out"
+expect "$out" = "ERROR:  shardid.registry_floor() is a trigger of shardid.shard_registry only" "registry_floor() on another table"
 q_at $port -c "CREATE ROLE plain LOGIN" -c "GRANT CREATE ON SCHEMA public TO plain" >/dev/null
 out=$(PGUSER=plain q_at $port -c "CREATE TABLE mine (id bigint)" \
-	-c "CREATE TRIGGER t AFTER INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid.registry_changed()" 2>&1)
-echo "registry_changed() on a plain role's table: $out"
-expect "$out" = "ERROR:  permission denied for function shardid.registry_changed" "registry_changed() for a plain role"
+	-c "CREATE TRIGGER t BEFORE INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor()" 2>&1)
+echo "registry_floor() on a plain role's table: $out"
+expect "$out" = "ERROR:  permission denied for function shardid.registry_floor" "registry_floor() for a plain role"
 cluster_stop late
 finish

@@ -8,12 +8,14 @@
 # and its tables and functions take those defaults: app gets every
 # privilege on shardid.shard_registry and shardid.move_journal (TRIGGER,
 # TRUNCATE, UPDATE, SELECT) and EXECUTE on adopt_epoch(),
-# raise_high_water() and stored_newest(), which the script revokes from
-# PUBLIC only.  app puts a trigger of its own on the registry; a
-# superuser's register_shard() fires it: app's code runs as the superuser.
-# (TRUNCATE also empties the registry past registry_guard, a row trigger.)
-# Exit 0: app has no privilege on shardid's tables beyond PUBLIC's and
-# none of its code ran.
+# raise_high_water() and stored_newest() (1.3: raise_floor() and
+# stored_ids(), which replace it), which the script revokes from PUBLIC
+# only.  app puts a trigger of its own on the registry; a superuser's
+# register_shard() fires it: app's code runs as the superuser.  (TRUNCATE
+# also empties the registry past registry_guard, a row trigger; UPDATE,
+# from 1.3 on, would let app write a floor of its own.)
+# Exit 0: app has no privilege on shardid's tables beyond PUBLIC's, may not
+# execute the superusers' functions, and none of its code ran.
 . "$(dirname "$0")/../lib_script.sh"
 . "$(dirname "$0")/lib.bash"
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
@@ -31,6 +33,10 @@ extra=$(q -c "SELECT string_agg(c.relname || ' ' || a.privilege_type, ', ' ORDER
               WHERE c.relnamespace = 'shardid'::regnamespace AND a.grantee = 'app'::regrole")
 echo "app's privileges on shardid's tables: ${extra:-none}"
 expect "${extra:-none}" = none "app's privileges on shardid's tables after the install"
+
+for f in "shardid.adopt_epoch()" "shardid.raise_high_water(timestamptz)" "shardid.raise_floor(integer)" "shardid.stored_ids(integer)"; do
+	expect "$(q -c "SELECT has_function_privilege('app', '$f', 'EXECUTE')")" = f "app may execute $f after the install"
+done
 
 out=$(q -U app 2>&1 <<'SQL'
 CREATE FUNCTION app.trg() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFORM app.hit(); RETURN NEW; END$$;
