@@ -746,11 +746,39 @@ DECLARE
     typ oid;
     sch name;
     rel name;
+    part record;
 BEGIN
     IF shard IS NULL OR shard OPERATOR(pg_catalog.<) 0 OR shard OPERATOR(pg_catalog.>) 8191 THEN
         RAISE EXCEPTION 'shard % is out of range', shard
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = 'A shard number is between 0 and 8191.';
+    END IF;
+    -- one shard's ids come from one server: not a table that Citus
+    -- distributes by a column (one shardid shard's rows on the placements of
+    -- many Citus shards) or copies to every node (a reference table).  The
+    -- distribution column is read from pg_dist_partition.partkey, the Var
+    -- Citus stores as text; no Citus function is called.
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        SELECT p.partmethod, p.repmodel,
+               (SELECT a.attname FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid
+                  AND a.attnum OPERATOR(pg_catalog.=)
+                      pg_catalog.substring(p.partkey, ':varattno ([0-9]+)')::pg_catalog.int4) AS dist_column
+        INTO part
+        FROM pg_catalog.pg_dist_partition p
+        WHERE p.logicalrelid OPERATOR(pg_catalog.=) tab;
+        IF FOUND AND part.partmethod OPERATOR(pg_catalog.<>) 'n' THEN
+            RAISE EXCEPTION 'shardid does not serve table %, which Citus distributes by column "%"',
+                            tab, COALESCE(part.dist_column, '?')
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others''. A shard''s ids must all come from one server.',
+                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+        ELSIF FOUND AND part.repmodel OPERATOR(pg_catalog.=) 't' THEN
+            RAISE EXCEPTION 'shardid does not serve table %, a Citus reference table', tab
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = 'Citus keeps a copy of a reference table on every node, and each copy would make its own ids for the same rows. A shard''s ids must all come from one server.',
+                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+        END IF;
     END IF;
     SELECT a.atttypid, n.nspname, c.relname INTO typ, sch, rel
     FROM pg_catalog.pg_class c
@@ -787,7 +815,7 @@ $$ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION citus_use_trigger(regclass, integer, name) IS
-'make the ids of a Citus tenant table where its rows are stored: drop the id column''s DEFAULT and install the shardid.set_id() trigger for the shard';
+'make the ids of a Citus tenant table where its rows are stored: drop the id column''s DEFAULT and install the shardid.set_id() trigger for the shard; refuses tables distributed by a column and reference tables';
 
 REVOKE ALL ON FUNCTION citus_use_trigger(regclass, integer, name) FROM PUBLIC;
 
@@ -905,6 +933,14 @@ REVOKE ALL ON FUNCTION citus_distribute_shard(name, integer) FROM PUBLIC;
 -- on the workers (run_command_on_placements), and the coordinator's view:
 --   id made where the statement arrives  a tenant table's id DEFAULT calls
 --                                       next_id(): nodes repeat each other's ids
+--   shardid on a table distributed by a column, shardid on a reference table
+--                                       a next_id() DEFAULT or a set_id()
+--                                       trigger where one shard's ids would
+--                                       come from several nodes: unsupported,
+--                                       never fixed with citus_use_trigger()
+--   tenant table without ids            a table added to a tenant schema
+--                                       with neither trigger nor DEFAULT:
+--                                       every INSERT without an id fails
 --   shard claimed by several schemas    two tenant schemas make ids of one shard
 --   trigger missing on a placement      the shard table makes no ids
 --   rows of other shards                rows on the worker whose ids carry
@@ -918,22 +954,97 @@ AS $$
 DECLARE
     t record;
     r record;
+    seq text;
 BEGIN
     IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL THEN
         RAISE EXCEPTION 'Citus is not installed in this database'
             USING ERRCODE = 'feature_not_supported';
     END IF;
-    FOR t IN SELECT i.schema_name, i.table_name, i.column_name, i.shard
-             FROM shardid.id_defaults i
-             JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) i.table_oid
-             ORDER BY 1, 2 LOOP
-        problem := 'id made where the statement arrives';
+    -- next_id() DEFAULTs and set_id() triggers of Citus tables; the
+    -- distribution column is read from partkey, the Var Citus stores as text
+    FOR t IN SELECT x.*, p.partmethod, p.repmodel,
+                    CASE p.partmethod WHEN 'h' THEN 'hash' WHEN 'a' THEN 'append' WHEN 'r' THEN 'range' END AS method,
+                    (SELECT a.attname FROM pg_catalog.pg_attribute a
+                     WHERE a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid
+                       AND a.attnum OPERATOR(pg_catalog.=)
+                           pg_catalog.substring(p.partkey, ':varattno ([0-9]+)')::pg_catalog.int4) AS dist_column
+             FROM (SELECT i.schema_name, i.table_name, i.column_name, i.shard::text AS shard, i.table_oid,
+                          NULL::name AS trigger_name
+                   FROM shardid.id_defaults i
+                   UNION ALL
+                   SELECT n.nspname, c.relname, (a.args[2])::name, a.args[1], c.oid, g.tgname
+                   FROM pg_catalog.pg_trigger g
+                   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.tgrelid
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                   CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000') AS args) a
+                   WHERE g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid) x
+             JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) x.table_oid
+             ORDER BY 1, 2, 3 LOOP
         object := pg_catalog.format('%I.%I.%I', t.schema_name, t.table_name, t.column_name);
         node := NULL;
-        detail := pg_catalog.format('Its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids.',
-                                    t.shard);
-        fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
-                                 pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
+        -- the name bigserial would give the column's sequence
+        seq := pg_catalog.left(t.table_name OPERATOR(pg_catalog.||) '_' OPERATOR(pg_catalog.||) t.column_name, 59) OPERATOR(pg_catalog.||) '_seq';
+        IF t.partmethod OPERATOR(pg_catalog.<>) 'n' OR t.repmodel OPERATOR(pg_catalog.=) 't' THEN
+            IF t.partmethod OPERATOR(pg_catalog.<>) 'n' THEN
+                problem := 'shardid on a table distributed by a column';
+                detail := pg_catalog.format('Citus distributes %I.%I by column %I (%s): the rows of shard %s live on the placements of many Citus shards, ',
+                                            t.schema_name, t.table_name, COALESCE(t.dist_column, '?'), t.method, t.shard);
+            ELSE
+                problem := 'shardid on a reference table';
+                detail := pg_catalog.format('%I.%I is a Citus reference table, copied to every node, ',
+                                            t.schema_name, t.table_name);
+            END IF;
+            IF t.trigger_name IS NULL THEN
+                detail := detail OPERATOR(pg_catalog.||)
+                          pg_catalog.format('and its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids. shardid does not serve such tables.',
+                                            t.shard);
+                fix := pg_catalog.format('Give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L); (not shardid.citus_use_trigger(), which refuses this table). For shardid''s ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard().',
+                                         t.schema_name, seq, t.schema_name, t.table_name, t.column_name,
+                                         pg_catalog.format('%I.%I', t.schema_name, seq));
+            ELSE
+                detail := detail OPERATOR(pg_catalog.||)
+                          pg_catalog.format('and its set_id() trigger makes ids of shard %s on every node that holds a copy; they repeat each other''s ids. shardid does not serve such tables.',
+                                            t.shard);
+                fix := pg_catalog.format('DROP TRIGGER %I ON %I.%I; then give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L);. For shardid''s ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard().',
+                                         t.trigger_name, t.schema_name, t.table_name,
+                                         t.schema_name, seq, t.schema_name, t.table_name, t.column_name,
+                                         pg_catalog.format('%I.%I', t.schema_name, seq));
+            END IF;
+            RETURN NEXT;
+        ELSIF t.trigger_name IS NULL THEN
+            problem := 'id made where the statement arrives';
+            detail := pg_catalog.format('Its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids.',
+                                        t.shard);
+            fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s);',
+                                     pg_catalog.format('%I.%I', t.schema_name, t.table_name), t.shard);
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    -- a table added later to a tenant schema whose tables have the
+    -- trigger: neither trigger nor DEFAULT on the column the schema's other
+    -- tables make ids in, so every INSERT without an id fails (NOT NULL)
+    FOR t IN SELECT DISTINCT ON (c.oid) c.oid::pg_catalog.regclass::text AS tab, s.schema_name, s.shard, s.id_column
+             FROM (SELECT DISTINCT ct.schema_name, ct.shard, ct.id_column FROM shardid.citus_tenants ct) s
+             JOIN pg_catalog.pg_namespace n ON n.nspname OPERATOR(pg_catalog.=) s.schema_name
+             JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) n.oid
+             JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) c.oid
+             JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid
+                  AND a.attname OPERATOR(pg_catalog.=) s.id_column AND a.attnum OPERATOR(pg_catalog.>) 0
+                  AND NOT a.attisdropped
+             WHERE p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.<>) 't'
+               AND NOT c.relispartition
+               AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::oid
+               AND NOT a.atthasdef AND a.attidentity OPERATOR(pg_catalog.=) '' AND a.attgenerated OPERATOR(pg_catalog.=) ''
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_trigger g
+                               WHERE g.tgrelid OPERATOR(pg_catalog.=) c.oid
+                                 AND g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid)
+             ORDER BY c.oid, s.shard LOOP
+        problem := 'tenant table without ids';
+        object := t.tab;
+        node := NULL;
+        detail := pg_catalog.format('Tenant schema %I makes ids of shard %s with the set_id() trigger, but this table has neither the trigger nor a DEFAULT on its column %I: an INSERT without an id fails (null value in column %I).',
+                                    t.schema_name, t.shard, t.id_column, t.id_column);
+        fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s, %L);', t.tab, t.shard, t.id_column);
         RETURN NEXT;
     END LOOP;
     -- triggers that citus_tenants leaves out: the table's owner may not
@@ -968,6 +1079,8 @@ BEGIN
     -- (%1$L, the name as a literal) is doubled
     FOR t IN SELECT c.table_oid, c.shard, c.id_column FROM shardid.citus_tenants c
              JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid OPERATOR(pg_catalog.=) c.table_oid
+             -- tenant tables only: the unsupported ones are reported above
+             WHERE p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.<>) 't'
              ORDER BY c.schema_name, c.table_name LOOP
         FOR r IN SELECT * FROM pg_catalog.run_command_on_placements(t.table_oid::pg_catalog.regclass,
                     pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
@@ -1019,7 +1132,7 @@ $$ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION citus_doctor() IS
-'Citus checks of the shard tables on the workers and of every node (doctor() includes them): ids made by DEFAULTs on the routing node, shards claimed twice, the set_id() trigger and rows of other shards on every placement, free replication origins on every node';
+'Citus checks of the shard tables on the workers and of every node (doctor() includes them): ids made by DEFAULTs on the routing node, shardid on tables distributed by a column and reference tables (unsupported), tenant tables without ids, shards claimed twice, the set_id() trigger and rows of other shards on every placement, free replication origins on every node';
 
 REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 
