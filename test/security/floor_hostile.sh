@@ -158,8 +158,15 @@ done
 out=$(q -U plain -c "UPDATE shardid.shard_registry SET floor_id = $far5 WHERE shard = 5" 2>&1)
 expect "$out" = "ERROR:  permission denied for table shard_registry" "plain: UPDATE of the registry"
 
-# 5. the database owner writes a registry row with a floor of its own
+# 5. the database owner writes a registry row with a floor of its own.
+# Reading ids is reading rows: first without SELECT on the schema's table
+# (refused: the floor would show its values), then with it
 q -c "ALTER DATABASE app OWNER TO dbo" >/dev/null
+q -U dbo -c "DELETE FROM shardid.shard_registry WHERE shard = 9" >/dev/null
+out=$(q -U dbo -c "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (9, 's9')" 2>&1)
+echo "dbo registers s9 without SELECT on s9.t: $(echo "$out" | head -1)"
+expect "$(echo "$out" | head -1)" = "ERROR:  permission denied to read the ids of table s9.t" "dbo registers a schema it may not read"
+q -c "GRANT USAGE ON SCHEMA s9 TO dbo" -c "GRANT SELECT ON s9.t TO dbo" >/dev/null
 far9=$(q -c "SELECT public.id_at(9, interval '30 days', 0)")
 for given in "$far9" 9223372036854775807; do
 	q -U dbo -c "DELETE FROM shardid.shard_registry WHERE shard = 9" >/dev/null
