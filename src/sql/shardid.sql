@@ -447,8 +447,12 @@ COMMENT ON FUNCTION default_text(pg_node_tree, oid) IS
 -- Every column whose DEFAULT calls next_id(): its own DEFAULT, or, for a
 -- column without one, the DEFAULT of its domain (via_domain).  id_type is
 -- the column's type with a domain taken down to its base type.
+-- The schema's name is looked up by its oid for each row, not joined: the
+-- planner, which sees no statistics of next_id()'s dependencies, expects
+-- one row and, with thousands of shards, read all of pg_namespace for
+-- every column.
 CREATE VIEW id_defaults AS
-SELECT n.nspname AS schema_name,
+SELECT (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = c.relnamespace) AS schema_name,
        c.relname AS table_name,
        a.attname AS column_name,
        c.oid AS table_oid,
@@ -482,7 +486,6 @@ FROM (SELECT d.adrelid AS relid, d.adnum AS attnum, d.adbin AS expr, d.adrelid A
                       AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                            'shardid.next_id(integer)'::regprocedure))) x
 JOIN pg_catalog.pg_class c ON c.oid = x.relid
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = x.relid AND a.attnum = x.attnum
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
