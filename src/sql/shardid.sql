@@ -447,8 +447,12 @@ COMMENT ON FUNCTION default_text(pg_node_tree, oid) IS
 -- Every column whose DEFAULT calls next_id(): its own DEFAULT, or, for a
 -- column without one, the DEFAULT of its domain (via_domain).  id_type is
 -- the column's type with a domain taken down to its base type.
+-- The schema's name is looked up by its oid for each row, not joined: the
+-- planner, which sees no statistics of next_id()'s dependencies, expects
+-- one row and, with thousands of shards, read all of pg_namespace for
+-- every column.
 CREATE VIEW id_defaults AS
-SELECT n.nspname AS schema_name,
+SELECT (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = c.relnamespace) AS schema_name,
        c.relname AS table_name,
        a.attname AS column_name,
        c.oid AS table_oid,
@@ -482,7 +486,6 @@ FROM (SELECT d.adrelid AS relid, d.adnum AS attnum, d.adbin AS expr, d.adrelid A
                       AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                            'shardid.next_id(integer)'::regprocedure))) x
 JOIN pg_catalog.pg_class c ON c.oid = x.relid
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = x.relid AND a.attnum = x.attnum
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
 CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
@@ -1727,6 +1730,14 @@ DECLARE
     moved_peer text;
     n bigint;
     max_shard integer := shardid.max_shard();
+    -- id_defaults, read once: the checks below go through this copy, with
+    -- no join the planner could misjudge (it sees no statistics for the
+    -- view's rows), so that the doctor's time grows with the number of
+    -- id columns, not with its square
+    defs shardid.id_defaults[];
+    valid_defs shardid.id_defaults[];
+    registered jsonb;
+    schema_shards jsonb;
 BEGIN
     -- the epoch must be set on purpose, the same on every server
     IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
@@ -1769,11 +1780,13 @@ BEGIN
         RETURN NEXT;
     END LOOP;
 
+    defs := ARRAY(SELECT d FROM shardid.id_defaults d);
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
                     d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
-                    g.schema_name AS registered_schema
-             FROM shardid.id_defaults d
+                    g.schema_name AS registered_schema,
+                    (SELECT s.seqcache FROM pg_sequence s WHERE s.seqrelid = d.sequence_name) AS sequence_cache
+             FROM unnest(defs) d
              LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
              ORDER BY d.schema_name, d.table_name, d.column_name LOOP
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
@@ -1841,7 +1854,7 @@ BEGIN
             RETURN NEXT;
         END IF;
         IF r.sequence_name IS NOT NULL THEN
-            SELECT seqcache INTO n FROM pg_sequence WHERE seqrelid = r.sequence_name;
+            n := r.sequence_cache;
             IF n > 1 THEN
                 problem := 'sequence cache above 1';
                 detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
@@ -1937,7 +1950,7 @@ BEGIN
 
     -- a table whose newest id the floor step cannot read
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name
-             FROM shardid.id_defaults d
+             FROM unnest(defs) d
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
                AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) IN ('r', 'p')
@@ -1961,7 +1974,7 @@ BEGIN
     FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
                     string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
                                ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
-             FROM shardid.id_defaults d WHERE d.via_domain IS NOT NULL
+             FROM unnest(defs) d WHERE d.via_domain IS NOT NULL
              GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
         problem := 'DEFAULT of a domain';
         object := format('domain %s', r.via_domain);
@@ -1993,9 +2006,10 @@ BEGIN
     END LOOP;
 
     -- one shard, one schema
+    valid_defs := ARRAY(SELECT d FROM unnest(defs) d
+                        WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype);
     FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
-             FROM shardid.id_defaults d
-             WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+             FROM unnest(valid_defs) d
              GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
         problem := 'shard claimed by several schemas';
         object := format('shard %s', r.shard);
@@ -2005,17 +2019,20 @@ BEGIN
         RETURN NEXT;
     END LOOP;
 
-    -- one schema, one shard
+    -- one schema, one shard: the shard registered to the schema, else the
+    -- shard most of its DEFAULTs pass; schema to shard in jsonb objects,
+    -- looked up by key rather than joined
+    registered := (SELECT jsonb_object_agg(g.schema_name, g.shard) FROM shardid.shard_registry g);
+    schema_shards := (SELECT jsonb_object_agg(p.schema_name, p.schema_shard)
+                      FROM (SELECT v.schema_name,
+                                   coalesce((registered ->> v.schema_name::text)::integer,
+                                            mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+                            FROM unnest(valid_defs) v
+                            GROUP BY v.schema_name) p);
     FOR r IN
-        WITH valid AS (
-            SELECT * FROM shardid.id_defaults d
-            WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype),
-        per_schema AS (
-            SELECT v.schema_name, coalesce(min(g.shard), mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
-            FROM valid v LEFT JOIN shardid.shard_registry g ON g.schema_name = v.schema_name
-            GROUP BY v.schema_name)
         SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
-        FROM valid v JOIN per_schema p USING (schema_name)
+        FROM unnest(valid_defs) v,
+             LATERAL (SELECT (schema_shards ->> v.schema_name::text)::bigint AS schema_shard) p
         WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
         problem := 'DEFAULT of another shard';
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
@@ -2033,7 +2050,7 @@ BEGIN
     IF scan_rows THEN
         FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
                      SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
-                     FROM shardid.id_defaults d
+                     FROM unnest(defs) d
                      WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
                      UNION ALL
                      -- tables whose ids the set_id() trigger makes
@@ -2045,11 +2062,10 @@ BEGIN
                      FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
                      WHERE c.depth < 100)
                  SELECT DISTINCT ON (c.table_oid, c.column_name)
-                        n.nspname AS schema_name, t.relname AS table_name, c.column_name,
-                        c.table_oid, c.shard
+                        (SELECT n.nspname FROM pg_namespace n WHERE n.oid = t.relnamespace) AS schema_name,
+                        t.relname AS table_name, c.column_name, c.table_oid, c.shard
                  FROM claims c
                  JOIN pg_class t ON t.oid = c.table_oid
-                 JOIN pg_namespace n ON n.oid = t.relnamespace
                  WHERE t.relkind <> 'p'
                  ORDER BY c.table_oid, c.column_name, c.depth) leaves
                  ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
