@@ -802,6 +802,7 @@ DECLARE
     valid_defs shardid.id_defaults[];
     registered jsonb;
     schema_shards jsonb;
+    citus_unserved oid[];
 BEGIN
     -- the epoch must be set on purpose, the same on every server
     IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
@@ -844,7 +845,16 @@ BEGIN
         RETURN NEXT;
     END LOOP;
 
-    defs := ARRAY(SELECT d FROM shardid.id_defaults d);
+    -- tables Citus distributes by a column, and reference tables:
+    -- shardid does not serve them, citus_doctor() says so and what to use
+    -- instead; the checks below would give fixes that do not apply
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT pg_catalog.array_agg(p.logicalrelid::pg_catalog.oid) FROM pg_catalog.pg_dist_partition p '
+                'WHERE p.partmethod OPERATOR(pg_catalog.<>) ''n'' OR p.repmodel OPERATOR(pg_catalog.=) ''t'''
+            INTO citus_unserved;
+    END IF;
+    defs := ARRAY(SELECT d FROM shardid.id_defaults d
+                  WHERE NOT d.table_oid OPERATOR(pg_catalog.=) ANY (coalesce(citus_unserved, '{}')));
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
                     d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
@@ -986,13 +996,23 @@ BEGIN
     END LOOP;
 
     -- stored ids that the shard's new ids would not sort after, and ids
-    -- too far ahead to follow (what reads them is for superusers)
-    IF has_function_privilege('shardid.stored_ids(integer)', 'EXECUTE') THEN
+    -- too far ahead to follow (what reads them is for superusers; they
+    -- read rows, through each id column's index: not with scan_rows =>
+    -- false)
+    IF scan_rows AND has_function_privilege('shardid.stored_ids(integer)', 'EXECUTE') THEN
         FOR r IN SELECT g.shard, g.floor_id, s.tab, s.id_column, s.newest_id, s.beyond_id, s.covered
                  FROM shardid.shard_registry g, LATERAL shardid.stored_ids(g.shard) s
                  WHERE NOT s.covered OR s.beyond_id IS NOT NULL
                  ORDER BY g.shard, s.tab::text, s.id_column LOOP
-            IF NOT r.covered THEN
+            IF NOT r.covered AND r.newest_id IS NULL THEN
+                problem := 'stored ids not read';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('The newest id of shard %s in %s was not read: ids of other shards fill over 100,000 milliseconds of the index above it (any role that may insert into %s could have written them), so the shard''s floor does not count this table.',
+                                 r.shard, r.tab, r.tab);
+                fix := format('Find them with SELECT * FROM %s WHERE shardid.id_shard(%I) <> %s; move them to the schema of their shard, then SELECT shardid.raise_floor(%s); as a superuser.',
+                              r.tab, r.id_column, r.shard, r.shard);
+                RETURN NEXT;
+            ELSIF NOT r.covered THEN
                 problem := 'stored ids ahead of the shard''s ids';
                 object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
                 detail := format('Table %s holds id %s of shard %s, above the shard''s floor (%s) and above every id this server made for it: rows arrived without a registration (a restore into a registered schema, an online move, ids given by hand), and new ids may repeat them or sort before them.',

@@ -97,7 +97,7 @@ SELECT shardid.id_millis(shardid.raise_floor(7)) AS not_followed;
 SET client_min_messages = warning;
 SELECT tab, beyond_id IS NOT NULL AS beyond, shardid.id_millis(newest_id) AS newest_millis
 FROM shardid.stored_ids(7) WHERE tab = 'fl_7.explicit'::regclass;
-SELECT problem, object FROM shardid.doctor(scan_rows => false)
+SELECT problem, object FROM shardid.doctor()
 WHERE problem = 'stored id beyond the bound';
 
 DELETE FROM shardid.shard_registry WHERE shard IN (7, 11, 12, 13);
