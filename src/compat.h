@@ -123,6 +123,17 @@ shardid_sync_flush_confirmed(XLogRecPtr lsn)
 	return confirmed;
 }
 
+/*
+ * A set-returning function that fills a tuplestore in one call: PG 15
+ * named the helper SetSingleFuncCall(), 16 InitMaterializedSRF().
+ */
+#include "funcapi.h"
+#if PG_VERSION_NUM >= 160000
+#define shardid_materialize(fcinfo) InitMaterializedSRF((fcinfo), 0)
+#else
+#define shardid_materialize(fcinfo) SetSingleFuncCall((fcinfo), 0)
+#endif
+
 /* PG 18 gave index_beginscan() an argument for instrumentation */
 #include "access/genam.h"
 static inline IndexScanDesc

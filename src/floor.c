@@ -281,7 +281,6 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	TupleDesc	tupdesc;
 	Tuplestorestate *store;
-	MemoryContext old;
 	Oid			nsp;
 	List	   *columns;
 	ListCell   *lc;
@@ -293,21 +292,9 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 				 errmsg("shard %d is out of range", shard),
 				 errdetail("A shard must be between 0 and %d (13 bits).",
 						   SHARDID_MAX_SHARD)));
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("set-valued function called in context that cannot accept a set")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	tupdesc = CreateTupleDescCopy(tupdesc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = tupdesc;
-	MemoryContextSwitchTo(old);
+	shardid_materialize(fcinfo);
+	store = rsinfo->setResult;
+	tupdesc = rsinfo->setDesc;
 
 	nsp = registered_schema(shard);
 	if (!OidIsValid(nsp))

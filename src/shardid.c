@@ -520,22 +520,11 @@ shardid_shard_stamps(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	TupleDesc	tupdesc;
 	Tuplestorestate *store;
-	MemoryContext old;
 	int64		now = shardid_clock_ms();
 
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("set-valued function called in context that cannot accept a set")));
-	tupdesc = result_tupdesc(fcinfo);
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	tupdesc = CreateTupleDescCopy(tupdesc);
-	store = tuplestore_begin_heap(true, false, work_mem);
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setResult = store;
-	rsinfo->setDesc = tupdesc;
-	MemoryContextSwitchTo(old);
+	shardid_materialize(fcinfo);
+	store = rsinfo->setResult;
+	tupdesc = rsinfo->setDesc;
 
 	shardid_shared_attach();
 	if (shardid_shared_kind() == SHARDID_SHARED_NONE)

@@ -4,6 +4,10 @@
 # clock an hour behind (libfaketime).  Inserts go on at once: no duplicate,
 # every new id greater than every id made before the crash, in both forms,
 # and shardid.info() counts the calls made while the clock was behind.
+# Nothing waits for the clock to catch up: past the lead limit a shard
+# opens one new millisecond per millisecond of the clock (1.3), so a call
+# may wait at most a millisecond when its shard used up one in less: a few
+# such waits, never an hour's.
 . "$(dirname "$0")/common.bash"
 
 port=$((SHARDID_PORT_BASE + 42))
@@ -31,7 +35,7 @@ q_at $port -c "SET statement_timeout = '10min'" -c "INSERT INTO s2.t (phase) SEL
 expect_ids_after $port "after the restart" old s2.t s2.u
 read -r behind step waits <<<"$(q_at $port -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms, clock_waits FROM shardid.info()")"
 echo "40000 rows; clock_behind_calls=$behind max_clock_step_back_ms=$step clock_waits=$((waits - waits0))"
-expect "$((waits - waits0))" = 0 "calls that waited for the clock after the restart"
+expect_le "$((waits - waits0))" 100 "calls that waited for the clock after the restart (each at most 1 ms)"
 expect_ge "$behind" 40000 "calls counted as behind the clock"
 # the step is an hour less the real time that passed since the newest id
 # made before the crash
