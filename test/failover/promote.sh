@@ -6,7 +6,9 @@
 # with those ids, the standby replays them, the primary stops with
 # -m immediate, the standby is promoted and inserts go on into the same
 # shard tables: no duplicate, every new id greater than every replicated
-# id, in both forms, without waiting for the clock.
+# id, in both forms, without waiting for the clock to catch up (past the
+# lead limit a shard opens one millisecond per millisecond of the clock:
+# a few waits of at most a millisecond, never the 10 s).
 . "$(dirname "$0")/common.bash"
 
 primary=$((SHARDID_PORT_BASE + 40))
@@ -60,7 +62,7 @@ done
 expect_ids_after $standby "promoted" replicated s1.t s1.u
 read -r behind step waits <<<"$(q_at $standby -F' ' -c "SELECT clock_behind_calls, max_clock_step_back_ms, clock_waits FROM shardid.info()")"
 echo "promoted: 40000 rows; clock_behind_calls=$behind max_clock_step_back_ms=$step clock_waits=$((waits - waits0))"
-expect "$((waits - waits0))" = 0 "calls that waited for the clock after the promotion"
+expect_le "$((waits - waits0))" 100 "calls that waited for the clock after the promotion (each at most 1 ms)"
 expect_ge "$behind" 1 "calls counted as behind the clock"
 cluster_stop standby
 finish
