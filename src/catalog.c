@@ -220,10 +220,9 @@ shardid_take_extension(PG_FUNCTION_ARGS)
  *		RETURNS bigint
  *
  * The rows of a plain table whose id column (bigint, or a domain over
- * bigint) holds an id of
- * another shard than the given one, NULL ids not counted, nor the legacy
- * ids of a converted table (below its boundary in shardid.legacy_ids).  The caller needs
- * SELECT on the table or the column, and row-level security must not apply
+ * bigint) holds an id of another shard than the given one, NULL ids not
+ * counted, nor the legacy ids of a converted table (below its boundary in
+ * shardid.legacy_ids).  The caller needs SELECT on the table or the column, and row-level security must not apply
  * to it: the table is read as it is, with no policy, no query and no plan.
  * A table locked by another session is not waited for.
  */
