@@ -1498,6 +1498,265 @@ CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)
                                         'shardid.next_id(integer)'::regprocedure) dc
 WHERE c.relkind IN ('r', 'p');
 
+-- Converting an existing table: convert_table() switches a
+-- serial, bigserial, identity or integer id column to shardid ids and
+-- records where the old ids end (legacy_ids, record_legacy_ids());
+-- id_is_legacy() tells them apart, and id_schema() answers NULL for them
+-- (1.2 answered the schema of the shard their bits named, a wrong route).
+-- Converting an existing table (convert_table()): the ids a serial,
+-- bigserial, identity or integer column held before are kept, and lie
+-- below a boundary recorded here per table.  They decode as shard 0 to
+-- 8191 near the epoch (decode() stays IMMUTABLE-pure bit arithmetic and
+-- cannot know), so routing asks id_is_legacy() first: id_schema() answers
+-- NULL for them, never the schema of the shard their bits happen to name.
+-- The table's owner writes a row only through convert_table() (whose C
+-- part, record_legacy_ids(), computes the boundary itself); everyone may
+-- read it; pg_dump includes its rows.
+CREATE TABLE legacy_ids (
+    tab regclass PRIMARY KEY,
+    id_column name NOT NULL,
+    shard integer NOT NULL
+        CONSTRAINT legacy_ids_shard_check CHECK (shard >= 0 AND shard <= shardid.max_shard()),
+    legacy_below bigint NOT NULL,
+    converted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    converted_by name NOT NULL
+);
+
+COMMENT ON TABLE legacy_ids IS
+'tables converted to shardid ids by shardid.convert_table(): their ids below legacy_below were made before, by their sequence or identity';
+
+SELECT pg_catalog.pg_extension_config_dump('legacy_ids', '');
+
+GRANT SELECT ON legacy_ids TO PUBLIC;
+
+-- convert_table()'s write: the caller must own the table; the boundary is
+-- computed here, from a plain scan of the column (no query is planned) and
+-- the sequence's last value, and written as the owner of legacy_ids.
+CREATE FUNCTION record_legacy_ids(tab regclass, id_column name, shard integer, sequence_last bigint)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'shardid_record_legacy_ids'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION record_legacy_ids(regclass, name, integer, bigint) IS
+'convert_table()''s building block: record that the ids of a table of the caller below one more than its largest id (or its sequence''s last value) are legacy ids; returns that boundary';
+
+-- Whether an id was made before a table was converted: below the boundary
+-- of a converted table whose converter may register shards (as a set_id()
+-- trigger of another role claims no shard: any role could otherwise record
+-- a boundary that hides other shards' ids from routing).  The boundaries
+-- lie below the ids shardid made when they were recorded (convert_table()
+-- refuses larger ids), so no id made since is legacy.
+CREATE FUNCTION id_is_legacy(id bigint)
+RETURNS boolean
+AS $$
+SELECT EXISTS (SELECT FROM shardid.legacy_ids l
+               WHERE $1 OPERATOR(pg_catalog.<) l.legacy_below
+                 AND pg_catalog.has_table_privilege(pg_catalog.to_regrole(pg_catalog.quote_ident(l.converted_by)),
+                                                    'shardid.shard_registry'::pg_catalog.regclass, 'INSERT'))
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION id_is_legacy(bigint) IS
+'whether an id lies below the boundary of a table converted by shardid.convert_table(): made by its sequence or identity before, not by shardid; such ids decode as shard 0 to 8191 near the epoch';
+
+CREATE OR REPLACE FUNCTION shardid.id_schema(id bigint)
+RETURNS name
+AS $$
+SELECT CASE WHEN shardid.id_is_legacy(id) THEN NULL::name
+            ELSE shardid.shard_schema(shardid.id_shard(id)) END
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.id_schema(bigint) IS
+'schema of the logical shard an id belongs to, NULL if that shard does not live in this database or the id is a legacy id (shardid.id_is_legacy())';
+
+-- Switch an existing table's id column to the ids of a shard.  The old ids
+-- stay valid and every new id sorts after them:
+--  * the table is locked ACCESS EXCLUSIVE first: inserts in flight finish
+--    before (their ids are among the old ones), inserts that come wait,
+--    then run with the new DEFAULT (an INSERT plans after its lock);
+--  * the boundary is one more than the largest of the column's ids and
+--    the sequence's last value (ids handed out whose rows were deleted or
+--    never committed may still be known outside);
+--  * refused when those reach shardid.min_id(now()): every id shardid
+--    makes from this transaction's start on is at least that (strict mode
+--    never stamps behind the clock, the mark or the shard's last id;
+--    session mode stamps with the clock, which would have to step back
+--    past now() to go lower), so old and new ids cannot meet, and new ids
+--    sort after the old ones.  Old ids at or above it would be taken for
+--    ids of other shards and times.  Below it they still could be taken
+--    for ids shardid made before the conversion in another table (ids of
+--    the epoch's first milliseconds and up to the old ids' decoded time):
+--    with a serial's ids (below 2^31, the epoch's first 256 ms) no server
+--    makes such ids, and id_is_legacy() says legacy for them all the same;
+--  * the caller must own the table: a superuser is refused (SET ROLE to
+--    the owner first) rather than run the owner's code: widening rewrites
+--    the table (index expressions, CHECK constraints).  The largest id is
+--    read by record_legacy_ids() with a plain scan in C, which plans no
+--    query (index predicates, statistics expressions) at all;
+--  * DEFAULT next_id(shard) in strict mode, else next_id(shard,
+--    nextval(seq)) with the column's sequence (CACHE 1, AS bigint) or a new
+--    one (an identity's sequence goes with the identity);
+--  * integer and smallint columns are widened to bigint: the table is
+--    rewritten, with a WARNING.
+CREATE FUNCTION convert_table(tab regclass, shard integer, id_column name DEFAULT 'id',
+                              OUT legacy_below bigint, OUT id_default text)
+RETURNS record
+AS $$
+DECLARE
+    me pg_catalog.pg_roles%ROWTYPE;
+    rel record;
+    col record;
+    seq regclass;
+    seq_last bigint;
+    seq_name text;
+    is_strict boolean;
+    i integer := 0;
+BEGIN
+    IF shard < 0 OR shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    SELECT * INTO me FROM pg_roles r WHERE r.rolname = current_user;
+    SELECT c.relowner INTO rel FROM pg_class c WHERE c.oid = tab;
+    IF NOT (rel.relowner = me.oid OR (NOT me.rolsuper AND pg_has_role(rel.relowner, 'USAGE'))) THEN
+        IF me.rolsuper THEN
+            RAISE EXCEPTION 'table % belongs to role %, not to the superuser %', tab,
+                            quote_ident(pg_get_userbyid(rel.relowner)::text), quote_ident(current_user::text)
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'Converting alters the table as its owner would (widening a column rewrites it and evaluates the owner''s index expressions and CHECK constraints): a superuser does not run another role''s code.',
+                      HINT = format('SET ROLE %I; first, then convert the table.', pg_get_userbyid(rel.relowner));
+        END IF;
+        RAISE EXCEPTION 'must be owner of table %', tab
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+
+    -- inserts in flight finish first, those that come wait for the new DEFAULT
+    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tab);
+
+    SELECT c.relname, c.relkind, c.relpersistence, c.relispartition, c.relowner,
+           EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = c.oid) AS has_children,
+           n.nspname
+    INTO rel
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+    IF rel.relkind <> 'r' OR rel.relispartition OR rel.has_children THEN
+        RAISE EXCEPTION 'table % cannot be converted', tab
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = 'shardid.convert_table() converts plain tables, not partitioned tables, partitions, tables with inheritance children or other relations.';
+    END IF;
+    IF rel.relpersistence = 't' THEN
+        RAISE EXCEPTION 'table % is temporary', tab
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = 'A temporary table holds no shard''s rows.';
+    END IF;
+    IF EXISTS (SELECT FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab) THEN
+        RAISE EXCEPTION 'table % is already converted to shardid ids', tab
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = (SELECT format('Its ids (column %I) below %s are legacy ids; its DEFAULT makes ids of shard %s.',
+                                          l.id_column, l.legacy_below, l.shard)
+                            FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab);
+    END IF;
+
+    SELECT a.attnum, a.atttypid::regtype AS type, a.attidentity, a.attgenerated,
+           d.oid AS default_oid,
+           EXISTS (SELECT FROM pg_depend dep
+                   WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = d.oid
+                     AND dep.refclassid = 'pg_proc'::regclass
+                     AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                          'shardid.next_id(integer)'::regprocedure)) AS makes_ids
+    INTO col
+    FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+    WHERE a.attrelid = tab AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of table % does not exist', id_column, tab
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF col.makes_ids THEN
+        RAISE EXCEPTION 'column "%" of table % already makes shardid ids', id_column, tab
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Its DEFAULT calls shardid.next_id(); shardid.convert_table() converts a column of a sequence, an identity or ids given by the application.';
+    END IF;
+    IF col.type NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) OR col.attgenerated <> '' THEN
+        RAISE EXCEPTION 'column "%" of table % cannot be converted', id_column, tab
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = format('shardid.convert_table() converts smallint, integer and bigint columns that are not generated; this one is %s.',
+                                  CASE WHEN col.attgenerated <> '' THEN 'generated' ELSE col.type::text END);
+    END IF;
+
+    -- the sequence: the identity's, or the one the DEFAULT calls nextval() of
+    IF col.attidentity <> '' THEN
+        seq := pg_get_serial_sequence(tab::text, id_column::text)::regclass;
+    ELSE
+        SELECT dep.refobjid::regclass INTO seq
+        FROM pg_depend dep JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+        WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = col.default_oid
+          AND dep.refclassid = 'pg_class'::regclass
+        ORDER BY dep.refobjid LIMIT 1;
+    END IF;
+    IF seq IS NOT NULL THEN
+        seq_last := pg_sequence_last_value(seq);
+    END IF;
+
+    IF col.attidentity <> '' THEN
+        -- the values stay; the identity's sequence goes with it
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tab, id_column);
+        seq := NULL;
+    END IF;
+    IF col.type <> 'bigint'::regtype THEN
+        RAISE WARNING 'column "%" of table % is widened from % to bigint', id_column, tab, col.type
+            USING DETAIL = 'The table and its indexes are rewritten under an ACCESS EXCLUSIVE lock: every read and write of it waits until this transaction ends.',
+                  HINT = 'Columns of other tables that reference it keep their type: widen them too before they receive new ids.';
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', tab, id_column);
+    END IF;
+
+    legacy_below := shardid.record_legacy_ids(tab, id_column, shard,
+                                              coalesce(seq_last, -9223372036854775808));
+
+    is_strict := (SELECT i.mode FROM shardid.info() i) = 'strict';
+    IF is_strict THEN
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)', tab, id_column, shard);
+    ELSE
+        IF seq IS NULL OR NOT EXISTS (SELECT FROM pg_class s WHERE s.oid = seq AND s.relowner = me.oid) THEN
+            LOOP
+                seq_name := left(rel.relname || '_' || id_column, 50) || CASE WHEN i > 0 THEN '_' || i ELSE '' END || '_seq';
+                EXIT WHEN to_regclass(format('%I.%I', rel.nspname, seq_name)) IS NULL;
+                i := i + 1;
+            END LOOP;
+            EXECUTE format('CREATE SEQUENCE %I.%I AS bigint CACHE 1 OWNED BY %s.%I',
+                           rel.nspname, seq_name, tab, id_column);
+            seq := format('%I.%I', rel.nspname, seq_name)::regclass;
+        ELSE
+            -- ids need CACHE 1 (doctor()) and a sequence that does not run out
+            IF EXISTS (SELECT FROM pg_sequence s WHERE s.seqrelid = seq
+                       AND (s.seqcache <> 1 OR s.seqtypid <> 'bigint'::regtype)) THEN
+                EXECUTE format('ALTER SEQUENCE %s AS bigint CACHE 1', seq);
+            END IF;
+        END IF;
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, pg_catalog.nextval(%L::pg_catalog.regclass))',
+                       tab, id_column, shard, seq::text);
+    END IF;
+
+    IF NOT has_table_privilege(rel.relowner, 'shardid.shard_registry'::regclass, 'INSERT') THEN
+        RAISE WARNING 'table % belongs to role %, which may not register shards', tab,
+                      quote_ident(pg_get_userbyid(rel.relowner)::text)
+            USING DETAIL = 'Routing (shardid.id_schema(), shardid.id_is_legacy()) counts the legacy ids of tables converted by roles that may register shards only: until then the old ids route by the shard their bits name.',
+                  HINT = format('A superuser can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', pg_get_userbyid(rel.relowner));
+    END IF;
+    IF shardid.shard_schema(shard) IS DISTINCT FROM rel.nspname THEN
+        RAISE NOTICE 'shard % is not registered to schema "%"', shard, rel.nspname
+            USING HINT = format('Routing finds the new ids once it is: SELECT shardid.register_shard(%s, %L);', shard, rel.nspname);
+    END IF;
+    SELECT pg_get_expr(d.adbin, d.adrelid) INTO id_default
+    FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+    WHERE d.adrelid = tab AND a.attname = id_column;
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
+'switch the serial, bigserial, identity or integer id column of a table of the caller to the ids of a shard (integer columns widened to bigint), keeping its ids as legacy ids below the returned boundary (shardid.legacy_ids); new ids sort after them';
+
 -- the shards registered under 1.2 get their floors now: the id path of
 -- 1.3 no longer reads their tables
 UPDATE shardid.shard_registry SET floor_id = floor_id;

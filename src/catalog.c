@@ -14,7 +14,10 @@
  * expression is evaluated.
  *
  * rows_of_other_shards() counts the rows of a table whose id carries another
- * shard, for doctor().  It reads the table with a plain table scan, not
+ * shard, for doctor(), leaving out the legacy ids of a table that
+ * shardid.convert_table() converted (below its boundary in
+ * shardid.legacy_ids, a table of shardid's own: reading it runs no code of
+ * the table's owner).  It reads the table with a plain table scan, not
  * through a query: planning a query over a table evaluates expressions its
  * owner chose (index predicates and expressions, extended statistics), and
  * the doctor must run no code of other roles, whoever calls it.
@@ -57,6 +60,7 @@
 #include "utils/snapmgr.h"
 
 #include "compat.h"
+#include "convert.h"
 #include "shardid_core.h"
 
 /* the plain next_id() call an expression is, or NULL */
@@ -216,9 +220,9 @@ shardid_take_extension(PG_FUNCTION_ARGS)
  *		RETURNS bigint
  *
  * The rows of a plain table whose id column (bigint, or a domain over
- * bigint) holds an id of
- * another shard than the given one, NULL ids not counted.  The caller needs
- * SELECT on the table or the column, and row-level security must not apply
+ * bigint) holds an id of another shard than the given one, NULL ids not
+ * counted, nor the legacy ids of a converted table (below its boundary in
+ * shardid.legacy_ids).  The caller needs SELECT on the table or the column, and row-level security must not apply
  * to it: the table is read as it is, with no policy, no query and no plan.
  * A table locked by another session is not waited for.
  */
@@ -235,6 +239,7 @@ shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	int64		count = 0;
+	int64		legacy_below = PG_INT64_MIN;
 
 	if (!ConditionalLockRelationOid(relid, AccessShareLock))
 		ereport(ERROR,
@@ -284,6 +289,9 @@ shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
 				 errmsg("row-level security applies to table \"%s\" for role \"%s\"",
 						RelationGetRelationName(rel), GetUserNameFromId(GetUserId(), false))));
 
+	if (!shardid_legacy_below(relid, column, &legacy_below))
+		legacy_below = PG_INT64_MIN;
+
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
@@ -291,7 +299,8 @@ shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
 		bool		isnull;
 		Datum		id = slot_getattr(slot, attnum, &isnull);
 
-		if (!isnull && shardid_unpack_shard(DatumGetInt64(id)) != shard)
+		if (!isnull && DatumGetInt64(id) >= legacy_below &&
+			shardid_unpack_shard(DatumGetInt64(id)) != shard)
 			count++;
 		CHECK_FOR_INTERRUPTS();
 	}

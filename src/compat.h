@@ -177,4 +177,14 @@ shardid_alter_object_owner(Oid classid, Oid objid, Oid new_owner)
 #endif
 }
 
+/*
+ * PG 16 replaced pg_class_ownercheck() by object_ownercheck().
+ */
+#if PG_VERSION_NUM >= 160000
+#define shardid_table_ownercheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define shardid_table_ownercheck(relid, roleid) pg_class_ownercheck((relid), (roleid))
+#endif
+
 #endif							/* SHARDID_COMPAT_H */

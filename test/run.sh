@@ -53,7 +53,7 @@ cd "$(dirname "$0")/.." || exit 1
 # scripts; adding a directory is one word here.
 UNPRELOADED="test/session test/security"	# on the shared server, shardid not preloaded
 # also on it when that is strict mode through the registry (PostgreSQL 17+)
-REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh"
+REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh test/strict/convert.sh"
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
 OWN_SERVERS="test/cluster test/failover test/citus"	# each starts and stops its own
 TOOLS="test/tools"	# the project's tools (tools/), no server

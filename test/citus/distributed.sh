@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/citus/distributed.sh: shardid serves Citus tenant schemas only, and
-# says so where a Citus user goes next (issue 29).  One shardid shard's ids
+# says so where a Citus user goes next.  One shardid shard's ids
 # must all come from one server; a table that Citus distributes by a column
 # keeps one shard's rows on many placements, and a reference table has a
 # copy on every node.  So:
