@@ -45,6 +45,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "clock.h"
+#include "settings.h"
 #include "shared.h"
 #include "stored.h"
 
@@ -97,42 +99,45 @@ set_id_may_claim(Relation rel)
 		pg_class_aclcheck(registry, rel->rd_rel->relowner, ACL_INSERT) == ACLCHECK_OK;
 }
 
+/* how far ahead of the clock a stored id may be for set_id() to wait for it */
+#define SET_ID_MAX_WAIT_MS 5000
+
 /*
  * The first id this backend makes for the table: above every id of the
- * shard the table holds within the bound.  Returns the id to use.
+ * shard the table holds, up to a bound.  Returns the id to use.
  *
  * A Citus tenant table moves between workers by Citus's own shard moves,
  * with no step of shardid's at its arrival, so set_id() reads the table
- * once per backend (a moved table has a new OID): as the floor step reads
+ * once per backend (a moved table has a new OID), as the floor step reads
  * a shard's tables (stored.c: descents of a plain btree index on the id
- * column, nothing the table's owner chose is evaluated), only the newest
- * id at or below the bound (shardid.max_lead_ms and the mark's window
- * ahead of the clock), so a row far ahead, which any role that may insert
- * could write, neither moves the shard nor hides the newest within the
- * bound, and nobody waits long for it.  The shard is started past it
- * (shared.c) when the table may claim the shard (set_id_may_claim());
- * otherwise the backend waits for its clock to pass it, which the bound
- * keeps to shardid.max_lead_ms plus 1.25 s.
+ * column, nothing the table's owner chose is evaluated): the newest id of
+ * the shard at most the larger of the floor's bound (shardid.max_lead_ms
+ * plus 1.25 s) and SET_ID_MAX_WAIT_MS ahead of the clock.  The shard is
+ * started past it (shared.c) when the table may claim the shard
+ * (set_id_may_claim()) and it lies within the floor's bound; otherwise the
+ * backend waits for its clock to pass it, in steps that let a cancel
+ * through: at most SET_ID_MAX_WAIT_MS, once (a worker whose clock is a few
+ * seconds ahead moved the tenant here).  An id further ahead, which any
+ * role that may insert could write, is not read: it holds up nobody, and
+ * doctor() reports it.
  */
 static int64
 set_id_first(Relation rel, AttrNumber attnum, int32 shard, int64 v)
 {
 	int64		newest;
+	int64		bound = shardid_stored_bound(shard);
+	int64		wait_ms = shardid_clock_ms() + SET_ID_MAX_WAIT_MS - shardid_epoch_ms;
 	bool		read;
 
-	newest = shardid_stored_newest_in(rel, attnum, shard,
-									  shardid_stored_bound(shard), &read);
+	if (wait_ms > 0 && wait_ms < SHARDID_SIGN_MILLIS)
+		bound = Max(bound, shardid_pack(wait_ms, shard, SHARDID_SEQ_MASK));
+	newest = shardid_stored_newest_in(rel, attnum, shard, bound, &read);
 	if (newest < v)
 		return v;
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE &&
 		set_id_may_claim(rel) &&
 		shardid_strict_start_past(shard, newest))
 		v = set_id_next(shard);
-	/*
-	 * Not followed (a table that may not claim the shard, session mode):
-	 * wait for the clock to pass it, at most the bound's lead ahead of the
-	 * clock (by default 2.25 s), in steps that let a cancel through.
-	 */
 	while (v <= newest)
 	{
 		pg_usleep(10000L);
