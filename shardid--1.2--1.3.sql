@@ -1519,8 +1519,40 @@ CREATE TABLE legacy_ids (
         CONSTRAINT legacy_ids_shard_check CHECK (shard >= 0 AND shard <= shardid.max_shard()),
     legacy_below bigint NOT NULL,
     converted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    converted_by name NOT NULL
+    converted_by name NOT NULL,
+    trusted boolean NOT NULL DEFAULT false
 );
+
+COMMENT ON COLUMN legacy_ids.trusted IS
+'whether the role that converted the table could register shards then: only such boundaries count for routing (id_is_legacy())';
+
+CREATE INDEX legacy_ids_trusted_below ON legacy_ids (legacy_below) WHERE trusted;
+
+-- written only through convert_table() (whose C part writes as the
+-- table's owner, a superuser) or by a superuser (a restore, a cleanup):
+-- pg_write_all_data and the like could otherwise decide routing
+CREATE FUNCTION legacy_ids_guard()
+RETURNS trigger
+AS $$
+BEGIN
+    IF NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        RAISE EXCEPTION 'shardid.legacy_ids is written by shardid.convert_table() only'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'A superuser deletes the row of a converted table that was dropped.';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION legacy_ids_guard() IS
+'trigger on shardid.legacy_ids: only superusers and convert_table() write it';
+
+CREATE TRIGGER legacy_ids_guard
+    BEFORE INSERT OR UPDATE OR DELETE ON legacy_ids
+    FOR EACH ROW EXECUTE FUNCTION legacy_ids_guard();
+
+ALTER TABLE legacy_ids ENABLE ALWAYS TRIGGER legacy_ids_guard;
 
 COMMENT ON TABLE legacy_ids IS
 'tables converted to shardid ids by shardid.convert_table(): their ids below legacy_below were made before, by their sequence or identity';
@@ -1549,10 +1581,8 @@ COMMENT ON FUNCTION record_legacy_ids(regclass, name, integer, bigint) IS
 CREATE FUNCTION id_is_legacy(id bigint)
 RETURNS boolean
 AS $$
-SELECT EXISTS (SELECT FROM shardid.legacy_ids l
-               WHERE $1 OPERATOR(pg_catalog.<) l.legacy_below
-                 AND pg_catalog.has_table_privilege(pg_catalog.to_regrole(pg_catalog.quote_ident(l.converted_by)),
-                                                    'shardid.shard_registry'::pg_catalog.regclass, 'INSERT'))
+SELECT $1 OPERATOR(pg_catalog.<) coalesce((SELECT pg_catalog.max(l.legacy_below) FROM shardid.legacy_ids l
+                                             WHERE l.trusted), pg_catalog.int8 '-9223372036854775808')
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 

@@ -78,7 +78,8 @@ SELECT shardid.id_is_legacy(50000);
 INSERT INTO shardid.legacy_ids VALUES ('conv.theirs', 'id', 42, 1000000, now(), 'conv_owner');
 SELECT shardid.record_legacy_ids('conv.orders', 'id', 42, 0);
 RESET ROLE;
--- once it may register shards, its boundary counts
+-- whether a boundary counts is decided when the table is converted: a
+-- later grant does not make it count (nor a revoke stop it)
 GRANT INSERT, DELETE ON shardid.shard_registry TO conv_owner;
 SELECT shardid.id_is_legacy(50000);
 REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_owner;
@@ -96,6 +97,24 @@ CREATE TABLE conv.texty (id text);
 SELECT legacy_below FROM shardid.convert_table('conv.texty', 42);
 CREATE TABLE conv.parted (id bigserial) PARTITION BY RANGE (id);
 SELECT legacy_below FROM shardid.convert_table('conv.parted', 42);
+
+-- refused: a planted id near the ids shardid made (an INSERT-only role's
+-- row): a boundary above it would make those ids pass for legacy ones
+CREATE TABLE conv.planted (id bigserial PRIMARY KEY);
+INSERT INTO conv.planted VALUES (1), (shardid.min_id(now() - interval '1 second'));
+\set VERBOSITY terse
+SELECT legacy_below FROM shardid.convert_table('conv.planted', 42);
+\set VERBOSITY default
+-- legacy_ids is written through convert_table() only, whatever the grants
+CREATE ROLE conv_writer;
+GRANT pg_write_all_data TO conv_writer;
+SET ROLE conv_writer;
+INSERT INTO shardid.legacy_ids VALUES ('conv.planted', 'id', 42, 1000000, now(), 'postgres', true);
+RESET ROLE;
+DROP ROLE conv_writer;
+-- a temporary table is refused
+CREATE TEMP TABLE conv_tmp (id bigint);
+SELECT shardid.record_legacy_ids('conv_tmp', 'id', 42, 0);
 
 -- a superuser forgets the boundaries of dropped tables
 DELETE FROM shardid.legacy_ids WHERE tab::text LIKE 'conv.%';

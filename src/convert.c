@@ -32,6 +32,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -113,6 +114,35 @@ shardid_legacy_below(Oid relid, const char *column, int64 *below)
 	return found;
 }
 
+/* legacy ids lie below the first id of the epoch's second day */
+#define LEGACY_LIMIT ((int64) ((uint64) 86400000 << SHARDID_TIME_SHIFT))
+
+/*
+ * Whether role may register shards (as check_registry_writer() says):
+ * a superuser, a member of the database's owner, or a role granted INSERT
+ * on shardid.shard_registry.
+ */
+static bool
+may_register(Oid role)
+{
+	HeapTuple	tuple;
+	Oid			owner = InvalidOid;
+	Oid			registry = get_relname_relid("shard_registry",
+											 get_namespace_oid("shardid", false));
+
+	if (superuser_arg(role))
+		return true;
+	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_database) GETSTRUCT(tuple))->datdba;
+		ReleaseSysCache(tuple);
+	}
+	return (OidIsValid(owner) && has_privs_of_role(role, owner)) ||
+		(OidIsValid(registry) &&
+		 pg_class_aclcheck(registry, role, ACL_INSERT) == ACLCHECK_OK);
+}
+
 /* the largest non-NULL value of a bigint column, by a plain table scan */
 static bool
 column_max(Relation rel, AttrNumber attnum, int64 *max)
@@ -121,7 +151,12 @@ column_max(Relation rel, AttrNumber attnum, int64 *max)
 	TupleTableSlot *slot;
 	bool		any = false;
 
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	/*
+	 * The latest snapshot, taken under the ACCESS EXCLUSIVE lock: every
+	 * row committed before the lock counts, also under REPEATABLE READ,
+	 * whose transaction snapshot may be older than the lock.
+	 */
+	scan = table_beginscan(rel, GetLatestSnapshot(), 0, NULL);
 	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
@@ -171,8 +206,8 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 	int64		min_now;
 	Oid			save_userid;
 	int			save_sec_context;
-	Oid			argtypes[5] = {OIDOID, TEXTOID, INT4OID, INT8OID, TEXTOID};
-	Datum		args[5];
+	Oid			argtypes[6] = {OIDOID, TEXTOID, INT4OID, INT8OID, TEXTOID, BOOLOID};
+	Datum		args[6];
 	char	   *relname;
 
 	if (!OidIsValid(legacy_relid))
@@ -211,10 +246,11 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table \"%s\"", relname)));
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
+	if (rel->rd_rel->relkind != RELKIND_RELATION ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table", relname)));
+				 errmsg("\"%s\" is not a permanent table", relname)));
 	attnum = get_attnum(relid, column);
 	if (attnum <= 0)
 		ereport(ERROR,
@@ -241,6 +277,20 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 	now_ms = shardid_timestamptz_to_unix_ms(GetCurrentTransactionStartTimestamp());
 	shardid_check_moment(now_ms, shardid_epoch_ms, "timestamp", true);
 	min_now = shardid_min_for_millis(now_ms - shardid_epoch_ms);
+	/*
+	 * Legacy ids lie below the ids of the epoch's first day: a boundary
+	 * counts for every id of the database (routing), so one planted row
+	 * near the ids of now (an INSERT-only role's, a setval()) must not make
+	 * the ids shardid made so far pass for legacy ones.  A serial's ids
+	 * (up to 7.2 x 10^14 here) fit.
+	 */
+	if (largest >= LEGACY_LIMIT && largest < min_now)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("the ids of table \"%s\" reach the ids shardid made", relname),
+				 errdetail("Its largest id (or its sequence's last value) is %lld, at or above %lld, the first id of the epoch's second day: legacy ids must lie below it, or they would hide ids shardid made.",
+						   (long long) largest, (long long) LEGACY_LIMIT),
+				 errhint("Look at the rows above it first (a row any role that may insert could have written); such a table keeps its own ids.")));
 	if (largest >= min_now)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -256,6 +306,8 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 	args[2] = Int32GetDatum(shard);
 	args[3] = Int64GetDatum(below);
 	args[4] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
+	/* whether routing counts it: decided now, by who converts */
+	args[5] = BoolGetDatum(may_register(GetUserId()));
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(relation_owner(legacy_relid),
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -263,9 +315,9 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("INSERT INTO shardid.legacy_ids "
-							  "(tab, id_column, shard, legacy_below, converted_by) "
-							  "VALUES ($1::pg_catalog.regclass, $2::pg_catalog.name, $3, $4, $5::pg_catalog.name)",
-							  5, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
+							  "(tab, id_column, shard, legacy_below, converted_by, trusted) "
+							  "VALUES ($1::pg_catalog.regclass, $2::pg_catalog.name, $3, $4, $5::pg_catalog.name, $6)",
+							  6, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "writing shardid.legacy_ids failed");
 	SPI_finish();
 	SetUserIdAndSecContext(save_userid, save_sec_context);
