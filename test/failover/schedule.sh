@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # A randomized, seeded fault schedule.  A primary and a streaming standby,
-# and a third server c; each round picks, from the seed:
+# and a third server c.  Shard 3's schema s3 holds s3.t and s3.u (the two
+# DEFAULT forms) and, chosen from the seed for the run, tables of the
+# shapes the floor step must read (each DEFAULT form from the seed too):
+# s3.ranged, RANGE-partitioned on id, whose partition that takes the rows
+# was created alone and then ATTACH PARTITION'ed; s3.dom, its id column of
+# a domain over bigint; s3.given, filled with explicit ids from
+# shardid.next_ids(3, n), no DEFAULT, PRIMARY KEY; s3.nonunique, no key, a
+# non-unique plain btree index on id.  A role, intruder, may only INSERT
+# into one table of s3 (from the seed).  Each round picks, from the seed:
 #   - whether shard 3 moves first: between the pair's primary and c, either
-#     way, as a restore would move it (pg_dump -n of its schema after a
-#     burst borrowed its ids ahead, the schema dropped at the source,
-#     restored and registered at the target, whose clock is behind or ahead
-#     (libfaketime); a session at the target may have stamped shard 3 before
-#     the data arrived and again before it was registered, and goes on
-#     after).  Inserts and next_id() calls at
-#     the target must give ids after every restored id, with no duplicate;
+#     way, as a restore would move it.  At the source a burst borrows its
+#     ids ahead, 2,000 rows go into each table of s3 (in an order from the
+#     seed), the newest 1,500 ids of one table are deleted (or none; the
+#     table from the seed), and intruder stores either an id of shard 3
+#     thirty days ahead or 1,000 ids of another shard (4 or 6) above shard
+#     3's newest; then pg_dump -n s3, the schema dropped at the source,
+#     restored and registered (register_shard(), which raises the floor) at
+#     the target, whose clock is behind or ahead (libfaketime); a session
+#     at the target may have stamped shard 3 before the data arrived and
+#     again before it was registered, and goes on after.  Inserts into every
+#     table of s3 and next_id() calls at the target must give ids after the
+#     newest restored legitimate id of shard 3 in every table (intruder's far
+#     ids and other shards' ids left out), none equal to a restored id, with
+#     no duplicate; the shard's floor must be that newest id, the far ids
+#     must not be followed (new ids stay within the target's lead limit, 60 s
+#     during the move, and H's 1.25 s of its clock) and the registration must
+#     warn about them;
 #   - asynchronous or synchronous replication, the synchronous_commit of
 #     each client session, whether the standby lags (SIGSTOP of its
 #     walreceiver), clock offsets of both servers (libfaketime, at each
@@ -21,7 +39,8 @@
 # fault the new primary makes 2M ids of each shard it holds, and the
 # invariants of the README ("Failover and restarts") are checked:
 #   - no id in the new primary's tables repeats, and every id it makes is
-#     greater than every id stored there (replicated or recovered);
+#     greater than every id stored there (replicated or recovered), but
+#     intruder's ids thirty days ahead;
 #   - a restart of the same server repeats no id handed out before;
 #   - a promoted synchronous standby repeats no id handed out before to a
 #     session whose synchronous_commit is on, remote_write or remote_apply.
@@ -30,8 +49,11 @@
 # seed), after a restart by pg_basebackup; a rewound standby must catch up
 # and hold the new primary's rows.  The next round goes on with that pair.
 # Schemas s1 and s2 are registered for their shards or not (from the seed):
-# registered, the promoted server also reads their stored ids (stored.c);
-# not, only the high-water mark keeps its ids above them.
+# registered, their registration raised the shards' floors and H; not, only
+# the high-water mark H keeps their ids above the stored ones.  No server
+# reads stored ids when it starts, is promoted or makes an id (1.2 read them
+# lazily, at a backend's first id of a shard): the reader (stored.c) runs
+# only in the floor step, at a registration or shardid.raise_floor().
 #
 #   SCHEDULE_SEED=n   the seed (default: random; printed)
 #   SCHEDULE_ROUNDS=n rounds (default 3; `make soak` sets more)
@@ -56,10 +78,51 @@ port_c=$((port_a + 2))
 conf=("shardid.max_lead_ms = 3000" "wal_sender_timeout = 5s" "wal_log_hints = on" "wal_keep_size = 1GB")
 app_server a $port_a "${conf[@]}" || exit 1
 app_server c $port_c "${conf[@]}" || exit 1
-q_at $port_c -c "CREATE EXTENSION shardid" >/dev/null
+q_at $port_c -c "CREATE EXTENSION shardid" -c "CREATE ROLE intruder LOGIN" >/dev/null
+q_at $port_a -c "CREATE EXTENSION shardid" -c "CREATE ROLE intruder LOGIN" >/dev/null
 pick registered yes no
+# The shapes of table in s3 besides s3.t and s3.u, each from the seed (at
+# least one), and the DEFAULT of each: next_id(3) or next_id(3, nextval())
+#   ranged     RANGE-partitioned on id; the partition that takes the rows
+#              (ranged_new) is created alone, then ATTACH PARTITION'ed
+#   dom        the id column of a domain over bigint
+#   given      ids from shardid.next_ids(3, n), no DEFAULT, PRIMARY KEY
+#   nonunique  no key: a non-unique plain btree index on id
+s3_tables=(t u)
+for shape in ranged dom given nonunique; do
+	pick with yes yes no
+	[ "$with" = yes ] && s3_tables+=("$shape")
+done
+if [ ${#s3_tables[@]} = 2 ]; then
+	pick shape ranged dom given nonunique
+	s3_tables+=("$shape")
+fi
+cut=$(q_at $port_a -c "SELECT shardid.min_id(now() - interval '1 day')")
+shapes_sql=""
+for shape in "${s3_tables[@]:2}"; do
+	pick def "shardid.next_id(3)" "shardid.next_id(3, nextval('s3.shapes_seq'))"
+	case $shape in
+	ranged) shapes_sql+="CREATE TABLE s3.ranged (id bigint NOT NULL DEFAULT $def, phase int, PRIMARY KEY (id)) PARTITION BY RANGE (id);
+CREATE TABLE s3.ranged_old PARTITION OF s3.ranged FOR VALUES FROM (MINVALUE) TO ($cut);
+CREATE TABLE s3.ranged_new (id bigint NOT NULL, phase int, PRIMARY KEY (id));
+ALTER TABLE s3.ranged ATTACH PARTITION s3.ranged_new FOR VALUES FROM ($cut) TO (MAXVALUE);
+" ;;
+	dom) shapes_sql+="CREATE DOMAIN s3.big AS bigint;
+CREATE TABLE s3.dom (id s3.big PRIMARY KEY DEFAULT $def, phase int);
+" ;;
+	given) def="-"
+		shapes_sql+="CREATE TABLE s3.given (id bigint PRIMARY KEY, phase int);
+" ;;
+	nonunique) shapes_sql+="CREATE TABLE s3.nonunique (id bigint DEFAULT $def, phase int);
+CREATE INDEX ON s3.nonunique (id);
+" ;;
+	esac
+	echo "s3.$shape: DEFAULT $def"
+done
+# the hostile writer: intruder may INSERT into one table of s3, nothing more
+pick hostile_table "${s3_tables[@]}"
+echo "tables of s3: ${s3_tables[*]}; intruder may INSERT into s3.$hostile_table"
 q_at $port_a <<SQL >/dev/null
-CREATE EXTENSION shardid;
 CREATE SCHEMA s1;
 CREATE TABLE s1.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(1), phase int);
 CREATE SCHEMA s2;
@@ -69,6 +132,10 @@ CREATE SCHEMA s3;
 CREATE SEQUENCE s3.t_id_seq;
 CREATE TABLE s3.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(3, nextval('s3.t_id_seq')), phase int);
 CREATE TABLE s3.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(3), phase int);
+CREATE SEQUENCE s3.shapes_seq;
+$shapes_sql
+GRANT USAGE ON SCHEMA s3 TO intruder;
+GRANT INSERT ON s3.$hostile_table TO intruder;
 SELECT shardid.register_shard(3, 's3');
 $([ "$registered" = yes ] && echo "SELECT shardid.register_shard(1, 's1'), shardid.register_shard(2, 's2');")
 SQL
@@ -81,6 +148,8 @@ declare -A clock=([a]=0 [b]=0 [c]=0)	# each server's clock offset (s)
 : >"$SHARDID_TMP/promised_sync"	# ids handed to on/remote_* sessions under sync replication
 : >"$SHARDID_TMP/handed"		# every id handed out by the current primary
 : >"$SHARDID_TMP/ids.log"		# every id returned to a client: id, what, round
+far_list=""	# the ids of shard 3 thirty days ahead that intruder stored
+far_ids="{}"	# the same, an array
 
 # start NAME OFFSET_S: start NAME with its clock OFFSET_S seconds off
 start() {
@@ -99,16 +168,39 @@ walreceiver_pid() {
 	done
 }
 # shard_tables PORT: the tables of the shards the server on PORT holds, as
-# a SELECT of their ids
+# a SELECT of their ids, but for intruder's ids of shard 3 far ahead (no
+# server follows them)
 shard_tables() {
-	q_at "$1" -c "SELECT string_agg(format('SELECT id FROM %I.%I', n.nspname, c.relname), ' UNION ALL ')
+	q_at "$1" -c "SELECT string_agg(format('SELECT id FROM %I.%I WHERE id <> ALL (%L::bigint[])',
+	                                      n.nspname, c.relname, '$far_ids'), ' UNION ALL ')
 	              FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	              WHERE n.nspname IN ('s1', 's2', 's3') AND c.relkind = 'r'"
 }
+# s3_rows: a SELECT of id and phase of every row of the tables of s3
+s3_rows() {
+	local t sep=""
+	for t in "${s3_tables[@]}"; do
+		printf '%sSELECT id, phase FROM s3.%s' "$sep" "$t"
+		sep=" UNION ALL "
+	done
+}
+# fill_sql TABLE PHASE N: N rows into s3.TABLE (next_ids() for s3.given),
+# returning their ids
+fill_sql() {
+	if [ "$1" = given ]; then
+		echo "INSERT INTO s3.given (id, phase) SELECT id, $2 FROM shardid.next_ids(3, $3) id RETURNING id"
+	else
+		echo "INSERT INTO s3.$1 (phase) SELECT $2 FROM generate_series(1, $3) RETURNING id"
+	fi
+}
 
 # move_shard: shard 3 moves between the pair's primary and c, as a restore
-# moves it.  The source borrows ahead and writes rows, its schema is dumped
-# and dropped; the target restores and registers it.  c is restarted with
+# moves it.  The source borrows ahead and writes rows into every table of
+# s3, may delete one table's newest rows, and intruder stores its ids; the
+# schema is dumped and dropped; the target restores and registers it, which
+# raises the shard's floor to the newest id its reader finds within the
+# bound (stored.c: every shape, dead rows, far ids and other shards' ids
+# skipped).  c is restarted with
 # its clock off: as the target, behind or ahead of the source; as the
 # source, at or behind the primary's clock.  The target allows a lead of
 # 60 s while the shard arrives, so that it follows the restored ids (a
@@ -118,7 +210,7 @@ shard_tables() {
 # stamps shard 3 before the data arrives and again before it is registered,
 # or not.
 move_shard() {
-	local src dst stamped off restored restore ahead
+	local src dst stamped off restored restore ahead order i j t deleted hostile far other values out newlead floor warned
 	if [ $holder = pair ]; then
 		src=$primary dst=c
 		pick off -10 -3 0 2
@@ -136,10 +228,44 @@ move_shard() {
 	start c "$off" || { fail "round $round: c did not start"; return 1; }
 	echo "--- round $round: shard 3 moves from $src (clock ${clock[$src]} s) to $dst (clock ${clock[$dst]} s); a session at the target stamped before the restore and the registration: $stamped"
 	borrow_ahead 3 1000 -p "${port[$src]}" -d app || return 1
-	q_at "${port[$src]}" -c "INSERT INTO s3.t (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" \
-		-c "INSERT INTO s3.u (phase) SELECT $round FROM generate_series(1, 2000) RETURNING id" |
-		sed "s/\$/ move-source-acked $round/" >>"$SHARDID_TMP/ids.log"
-	restored=$(q_at "${port[$src]}" -c "SELECT max(id) FROM (SELECT id FROM s3.t UNION ALL SELECT id FROM s3.u) x")
+	# 2,000 rows into each table of s3, in an order from the seed
+	order=("${s3_tables[@]}")
+	for ((i = ${#order[@]} - 1; i > 0; i--)); do
+		j=$((RANDOM % (i + 1)))
+		t=${order[i]} order[i]=${order[j]} order[j]=$t
+	done
+	for t in "${order[@]}"; do
+		q_at "${port[$src]}" -c "$(fill_sql "$t" "$round" 2000)" |
+			sed "s/\$/ move-source-acked $round/" >>"$SHARDID_TMP/ids.log"
+	done
+	# the newest 1,500 ids of shard 3 of one table deleted, or none
+	pick deleted none "${s3_tables[@]}"
+	if [ "$deleted" != none ]; then
+		q_at "${port[$src]}" -c "DELETE FROM s3.$deleted WHERE id IN (
+		    SELECT id FROM s3.$deleted WHERE shardid.id_shard(id) = 3 AND id <> ALL ('$far_ids'::bigint[])
+		    ORDER BY id DESC LIMIT 1500)" >/dev/null || { fail "round $round: deleting from s3.$deleted"; return 1; }
+	fi
+	# the newest legitimate id of shard 3 in every table of s3
+	restored=$(q_at "${port[$src]}" -c "SELECT max(id) FROM ($(s3_rows)) x
+	    WHERE shardid.id_shard(id) = 3 AND id <> ALL ('$far_ids'::bigint[])")
+	# intruder stores an id of shard 3 thirty days ahead, or 1,000 ids of
+	# another shard, one a millisecond, above shard 3's newest
+	pick hostile far others
+	if [ "$hostile" = far ]; then
+		far=$(q_at "${port[$src]}" -c "SELECT shardid.make_id((extract(epoch FROM clock_timestamp() + interval '30 days') * 1000)::bigint
+		                                                     - (SELECT epoch_ms FROM shardid.info()), 3, 0)")
+		far_list="${far_list:+$far_list,}$far"
+		far_ids="{$far_list}"
+		values="($far, 0)"
+	else
+		pick other 4 6
+		# the sequence field is the round's: no id repeats in a later round
+		values=$(q_at "${port[$src]}" -c "SELECT string_agg(format('(%s, 0)', shardid.make_id(shardid.id_millis($restored) + g, $other, $round % 1024)), ', ')
+		                                   FROM generate_series(1, 1000) g")
+	fi
+	out=$(q_at "${port[$src]}" -U intruder -c "INSERT INTO s3.$hostile_table (id, phase) VALUES $values" 2>&1)
+	expect "$out" = "" "round $round: intruder's INSERT into s3.$hostile_table"
+	echo "round $round: at $src, the newest 1,500 ids of shard 3 deleted from: $deleted; intruder stored in s3.$hostile_table: $([ "$hostile" = far ] && echo "id $far of shard 3, 30 days ahead" || echo "1,000 ids of shard $other above shard 3's newest")"
 	"$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p "${port[$src]}" -U postgres -d app -n s3 >"$SHARDID_TMP/s3.sql" ||
 		{ fail "round $round: pg_dump -n s3"; return 1; }
 	q_at "${port[$src]}" -c "SET client_min_messages = warning" -c "SELECT shardid.unregister_shard(3)" \
@@ -159,8 +285,9 @@ move_shard() {
 			echo "$restore"
 			echo "\\connect"
 		fi
-		echo "INSERT INTO s3.t (phase) SELECT -$round FROM generate_series(1, 2000) RETURNING id || ' acked';"
-		echo "INSERT INTO s3.u (phase) SELECT -$round FROM generate_series(1, 2000) RETURNING id || ' acked';"
+		for t in "${s3_tables[@]}"; do
+			echo "$(fill_sql "$t" "-$round" 2000) || ' acked';"
+		done
 		echo "SELECT shardid.next_id(3) || ' handed' FROM generate_series(1, 20000);"
 	} >"$SHARDID_TMP/target.sql"
 	q_at "${port[$dst]}" -f "$SHARDID_TMP/target.sql" >"$SHARDID_TMP/target.out" 2>&1
@@ -174,13 +301,24 @@ CREATE TEMP TABLE made (id bigint);
 \copy made FROM '$SHARDID_TMP/target.ids'
 SELECT 'made', count(*) FROM made;
 SELECT 'below', count(*) FROM made WHERE id <= $restored;
-SELECT 'duplicates', (SELECT count(*) - count(DISTINCT id) FROM s3.t) + (SELECT count(*) - count(DISTINCT id) FROM s3.u)
-    + (SELECT count(*) - count(DISTINCT id) FROM made);
-SELECT 'stored', count(*) FROM made JOIN (SELECT id FROM s3.t WHERE phase <> -$round UNION ALL SELECT id FROM s3.u WHERE phase <> -$round) s USING (id);
+SELECT 'duplicates', $(for t in "${s3_tables[@]}"; do printf '(SELECT count(*) - count(DISTINCT id) FROM s3.%s) + ' "$t"; done)
+    (SELECT count(*) - count(DISTINCT id) FROM made);
+SELECT 'stored', count(*) FROM made JOIN (SELECT id FROM ($(s3_rows)) r WHERE phase <> -$round) s USING (id);
+SELECT 'lead', round(extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) * 1000) FROM made;
+SELECT 'floor', coalesce((SELECT floor_id::text FROM shardid.shard_registry WHERE shard = 3), 'none');
 SQL
-	read -r made below dups stored <<<"$(awk -F'|' '{printf "%s ", $2}' "$SHARDID_TMP/move.check")"
-	echo "round $round: shard 3 restored at $dst (newest restored id $restored, $ahead ms ahead of its clock after the inserts): $made new ids, $below not after the newest restored id, $dups duplicates, $stored equal to a restored id"
-	expect "$made $below $dups $stored" = "24000 0 0 0" "round $round: shard 3 moved to $dst (seed $seed)"
+	read -r made below dups stored newlead floor <<<"$(awk -F'|' '{printf "%s ", $2}' "$SHARDID_TMP/move.check")"
+	echo "round $round: shard 3 restored at $dst (newest restored id $restored, $ahead ms ahead of its clock after the inserts): $made new ids, $below not after the newest restored id, $dups duplicates, $stored equal to a restored id, the newest $newlead ms ahead of its clock; floor $floor"
+	expect "$made $below $dups $stored" = "$((2000 * ${#s3_tables[@]} + 20000)) 0 0 0" "round $round: shard 3 moved to $dst (seed $seed)"
+	# the registration read the newest legitimate id of every shape, past
+	# the far ids and past other shards' ids above it
+	expect "$floor" = "$restored" "round $round: the floor of shard 3 at $dst is the newest restored legitimate id (seed $seed)"
+	# the far ids are not followed: the target's ids stay within its lead
+	# limit (60 s) and H's window (1.25 s) of its clock
+	expect_le "${newlead:-x}" 61250 "round $round: ms the newest id made at $dst is ahead of its clock (seed $seed)"
+	# and the registration says so
+	warned=$(grep -c "^WARNING:  table s3\.[a-z_]* holds an id of shard 3 that is [0-9]* ms ahead of this server's clock$" "$SHARDID_TMP/target.out")
+	expect "$warned" = "$([ "$far_list" ] && echo 1 || echo 0)" "round $round: WARNINGs of the registration at $dst about intruder's far ids (seed $seed)"
 	if [ "$dst" = c ]; then
 		holder=c
 	else
