@@ -2207,6 +2207,28 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- the lock table against what pg_dump locks at once (one lock per
+    -- table): a database of thousands of shards outgrows the default
+    FOR r IN SELECT t.tables, l.slots,
+                    pg_catalog.ceil(t.tables OPERATOR(pg_catalog.*) 1.2
+                                    OPERATOR(pg_catalog./) l.conns)::bigint AS need
+             FROM (SELECT pg_catalog.count(*) AS tables FROM pg_catalog.pg_class c
+                   WHERE c.relkind IN ('r', 'p', 'm', 'f')
+                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'information_schema'::pg_catalog.regnamespace) t,
+                  (SELECT pg_catalog.current_setting('max_locks_per_transaction')::bigint
+                          OPERATOR(pg_catalog.*) m.conns AS slots, m.conns
+                   FROM (SELECT pg_catalog.current_setting('max_connections')::bigint
+                                OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_prepared_transactions')::bigint AS conns) m) l
+             WHERE t.tables OPERATOR(pg_catalog.*) 1.2 OPERATOR(pg_catalog.>) l.slots LOOP
+        problem := 'lock table too small for pg_dump';
+        object := 'max_locks_per_transaction';
+        detail := pg_catalog.format('This database has %s tables; pg_dump locks every one at once, but the lock table holds %s locks (max_locks_per_transaction %s x (max_connections + max_prepared_transactions)): pg_dump, and so backups and shardid-move''s restore paths, fail with "out of shared memory".',
+                                    r.tables, r.slots, pg_catalog.current_setting('max_locks_per_transaction'));
+        fix := pg_catalog.format('ALTER SYSTEM SET max_locks_per_transaction = %s; then restart the server (README, Sizing the lock table).', r.need);
+        RETURN NEXT;
+    END LOOP;
+
     -- stored ids that the shard's new ids would not sort after, and ids
     -- too far ahead to follow (what reads them is for superusers; they
     -- read rows, through each id column's index: not with scan_rows =>
