@@ -1626,17 +1626,20 @@ DECLARE
     suffix text;
     owner_names text;
     n integer;
-    made name[];
     existing regclass;
     existing_kind "char";
     drift text;
+    tmpl oid;
+    tmpl_rels oid[];
+    made_rels oid[];
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL OR use_sequence IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF to_regnamespace(quote_ident(template)) IS NULL THEN
+    tmpl := to_regnamespace(quote_ident(template));
+    IF tmpl IS NULL THEN
         RAISE EXCEPTION 'template schema "%" does not exist', template
             USING ERRCODE = 'invalid_schema_name';
     END IF;
@@ -1645,9 +1648,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Design the tables of a logical shard in a schema of their own.';
     END IF;
+    -- The template's tables and partitioned tables, found through their
+    -- dependency on the schema (pg_depend's index on the referenced object:
+    -- pg_class has no index on relnamespace, and a scan of it per call
+    -- grew with every shard made).  Every relation but a TOAST table and a
+    -- composite type records it; they are not tables of a template.
+    tmpl_rels := ARRAY(SELECT c.oid FROM pg_class c
+                       WHERE c.oid IN (SELECT d.objid FROM pg_depend d
+                                       WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = tmpl
+                                         AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass)
+                         AND c.relnamespace = tmpl AND c.relkind IN ('r', 'p'));
     IF NOT EXISTS (SELECT FROM pg_class c
-                   WHERE c.relnamespace = to_regnamespace(quote_ident(template))
-                     AND c.relkind = 'r' AND NOT c.relispartition) THEN
+                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition) THEN
         RAISE EXCEPTION 'template schema "%" has no tables', template
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -1658,8 +1670,7 @@ BEGIN
     SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
     FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
           UNION ALL
-          SELECT c.relowner FROM pg_class c
-          WHERE c.relnamespace = to_regnamespace(quote_ident(template)) AND c.relkind IN ('r', 'p')) o
+          SELECT c.relowner FROM pg_class c WHERE c.oid = ANY (tmpl_rels)) o
     WHERE NOT shardid.owner_trusted(o.owner);
     IF owner_names IS NOT NULL THEN
         RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
@@ -1705,15 +1716,14 @@ BEGIN
             -- checked again where it is used: it may be new since the check
             PERFORM shardid.check_shard_schema(sch, s);
         END IF;
-        made := '{}';
+        made_rels := '{}';
 
         FOR t IN
             SELECT c.oid, c.relname,
                    (SELECT a.attidentity FROM pg_attribute a
                      WHERE a.attrelid = c.oid AND a.attname = id_column AND NOT a.attisdropped) AS identity
             FROM pg_class c
-            WHERE c.relnamespace = to_regnamespace(quote_ident(template))
-              AND c.relkind = 'r' AND NOT c.relispartition
+            WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
             ORDER BY c.relname
         LOOP
             shard := s;
@@ -1767,7 +1777,7 @@ BEGIN
                         seq := seq || suffix;
                         EXIT WHEN to_regclass(format('%I.%I', sch, seq)) IS NULL
                               AND NOT EXISTS (SELECT FROM pg_class c
-                                              WHERE c.relnamespace = to_regnamespace(quote_ident(template))
+                                              WHERE c.relnamespace = tmpl
                                                 AND c.relkind = 'r' AND c.relname = seq);
                         n := n + 1;
                     END LOOP;
@@ -1783,7 +1793,7 @@ BEGIN
             ELSE
                 action := format('created, no %I column: no id DEFAULT', id_column);
             END IF;
-            made := made || t.relname;
+            made_rels := made_rels || t.oid;
             RETURN NEXT;
         END LOOP;
 
@@ -1792,9 +1802,7 @@ BEGIN
             SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
             FROM pg_constraint con
             JOIN pg_class c ON c.oid = con.conrelid
-            WHERE con.contype = 'f'
-              AND c.relnamespace = to_regnamespace(quote_ident(template))
-              AND c.relname = ANY (made)
+            WHERE con.conrelid = ANY (made_rels) AND con.contype = 'f'
             ORDER BY c.relname, con.conname
         LOOP
             EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk.relname, fk.conname,
