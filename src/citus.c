@@ -16,9 +16,9 @@
  * for a table, it reads the newest id of the shard stored in the table, up
  * to a few seconds ahead of the clock, and makes sure its ids sort above
  * it (a table newly placed here by a Citus shard move while the other
- * server's clock was ahead): see set_id_first().  A table with no plain btree index on the
- * id column is not read.  Backends remember the tables they read by OID;
- * a table a move creates has a new one.
+ * server's clock was ahead): see set_id_first().  A table with no plain
+ * btree index on the id column is not read.  Backends remember the tables
+ * they read by OID; a table a move creates has a new one.
  *
  * next_id() is called through the function manager, as SQL would call it.
  *
