@@ -7,7 +7,8 @@
 # newest 1,000 rows of one table, and stops.  pg_upgrade (same major, into a
 # new cluster b) carries the tables and the registry with its floor, but not
 # the durable high-water mark H (replication origins are not carried).  b
-# starts with its clock 3 s behind a's:
+# starts with its clock 30 s behind a's (so that a's ids are still ahead
+# of it after a loaded machine took long over pg_upgrade):
 #   - next_id() refuses until the origins exist again;
 #   - doctor() names the shard whose stored ids b's next ids would not sort
 #     after;
@@ -47,7 +48,7 @@ cluster_init b $b "$strict_conf" "shardid.max_lead_ms = 60000" || exit 1
 	{ tail -20 "$SHARDID_TMP/pg_upgrade.log"; fail "pg_upgrade"; finish; }
 echo "pg_upgrade: $(grep -c . "$SHARDID_TMP/pg_upgrade.log") lines of output, done"
 # shellcheck disable=SC2046
-cluster_start b $(faketime_env -3s) || { fail "start b"; finish; }
+cluster_start b $(faketime_env -30s) || { fail "start b"; finish; }
 
 carried=$(q_at $b -c "SELECT floor_id FROM shardid.shard_registry WHERE shard = 5")
 origins=$(q_at $b -c "SELECT count(*) FROM pg_replication_origin WHERE roname LIKE 'shardid%'")
@@ -70,7 +71,7 @@ expect "$(q_at $b -c "SELECT count(*) FROM shardid.doctor() WHERE problem LIKE '
 # no id made yet: a crash, and the clock further back
 cluster_stop b immediate
 # shellcheck disable=SC2046
-cluster_start b $(faketime_env -4s) || { fail "restart b"; finish; }
+cluster_start b $(faketime_env -35s) || { fail "restart b"; finish; }
 q_at $b -c "INSERT INTO s5.t (phase) SELECT 2 FROM generate_series(1, 20000);
             INSERT INTO s5.u (phase) SELECT 2 FROM generate_series(1, 20000);" || fail "inserts on b"
 for table in s5.t s5.u; do
