@@ -149,6 +149,7 @@ column_max(Relation rel, AttrNumber attnum, int64 *max)
 {
 	TableScanDesc scan;
 	TupleTableSlot *slot;
+	Snapshot	snapshot;
 	bool		any = false;
 
 	/*
@@ -156,7 +157,8 @@ column_max(Relation rel, AttrNumber attnum, int64 *max)
 	 * row committed before the lock counts, also under REPEATABLE READ,
 	 * whose transaction snapshot may be older than the lock.
 	 */
-	scan = table_beginscan(rel, GetLatestSnapshot(), 0, NULL);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = table_beginscan(rel, snapshot, 0, NULL);
 	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
@@ -172,6 +174,7 @@ column_max(Relation rel, AttrNumber attnum, int64 *max)
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
+	UnregisterSnapshot(snapshot);
 	return any;
 }
 
