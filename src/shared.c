@@ -245,6 +245,19 @@ prepare(void)
 }
 
 /*
+ * The latest id time (Unix ms) strict mode follows from a stored id or a
+ * floor: shardid.max_lead_ms ahead of the clock, plus the window and
+ * margin by which H runs ahead of an id.  Anyone who may insert a row
+ * stores an id, so nothing further ahead is followed.
+ */
+int64
+shardid_follow_limit_ms(void)
+{
+	return shardid_clock_ms() + shardid_max_lead_ms +
+		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+}
+
+/*
  * Start shard past the stored id (a floor raised by floor.c, or a table's
  * newest id that set_id() read), which a restore, pg_upgrade or a move may
  * have put there.  The stored id itself is the shard's state: the shard's
@@ -264,8 +277,7 @@ shardid_strict_start_past(int32 shard, int64 stored_id)
 {
 	int64		ms = shardid_epoch_ms + shardid_unpack_millis(stored_id);
 	uint64		state = SHARDID_STATE(ms, (uint64) shardid_unpack_seq(stored_id));
-	int64		bound = shardid_clock_ms() + shardid_max_lead_ms +
-		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+	int64		bound = shardid_follow_limit_ms();
 
 	Assert(shared != NULL);
 	if (pg_atomic_read_u32(&shared->seeded) == 0)
@@ -294,8 +306,7 @@ bool
 shardid_strict_raise_floor(int32 shard, int64 floor_id)
 {
 	int64		ms = shardid_epoch_ms + shardid_unpack_millis(floor_id);
-	int64		bound = shardid_clock_ms() + shardid_max_lead_ms +
-		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS;
+	int64		bound = shardid_follow_limit_ms();
 
 	Assert(shared != NULL);
 	if (pg_atomic_read_u32(&shared->seeded) == 0)

@@ -31,6 +31,7 @@ extern Size shardid_shmem_size(void);
 extern uint64 shardid_strict_stamp(int32 shard);
 extern uint64 shardid_strict_reserve(int32 shard, int64 want, uint64 *first);
 extern int64 shardid_strict_raise_high_water(int64 unix_ms);
+extern int64 shardid_follow_limit_ms(void);
 extern bool shardid_strict_start_past(int32 shard, int64 stored_id);
 extern bool shardid_strict_raise_floor(int32 shard, int64 floor_id);
 extern bool shardid_strict_covers(int32 shard, int64 stored_id);

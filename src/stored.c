@@ -89,6 +89,7 @@
 #include "clock.h"
 #include "mark.h"
 #include "settings.h"
+#include "shared.h"
 #include "stored.h"
 
 PG_FUNCTION_INFO_V1(shardid_registry_changed);
@@ -115,15 +116,13 @@ shardid_registry_changed(PG_FUNCTION_ARGS)
 }
 
 /*
- * The largest id of shard that strict mode follows now: the clock plus
- * shardid.max_lead_ms plus the mark's window and margin (shared.c applies
- * the same bound), or -1 when that moment is before the epoch.
+ * The largest id of shard that strict mode follows now (shared.c,
+ * shardid_follow_limit_ms()), or -1 when that moment is before the epoch.
  */
 int64
 shardid_stored_bound(int32 shard)
 {
-	int64		millis = shardid_clock_ms() + shardid_max_lead_ms +
-		SHARDID_MARK_WINDOW_MS + SHARDID_MARK_MARGIN_MS - shardid_epoch_ms;
+	int64		millis = shardid_follow_limit_ms() - shardid_epoch_ms;
 
 	if (millis < 0)
 		return -1;
