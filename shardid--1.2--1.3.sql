@@ -549,7 +549,7 @@ CREATE OR REPLACE FUNCTION create_local_shards(template name,
                                     prefix text DEFAULT 'shard_',
                                     digits integer DEFAULT 4,
                                     id_column name DEFAULT 'id',
-                                    use_sequence boolean DEFAULT true)
+                                    use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
 DECLARE
@@ -571,7 +571,7 @@ DECLARE
     made_rels oid[];
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
-       OR id_column IS NULL OR use_sequence IS NULL THEN
+       OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -700,6 +700,10 @@ BEGIN
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
                                    sch, t.relname, id_column);
                 END IF;
+                -- the id form, chosen (and said) when the first table is made
+                IF use_sequence IS NULL THEN
+                    use_sequence := shardid.default_uses_sequence();
+                END IF;
                 IF use_sequence THEN
                     -- <table>_<column>_seq cut to 63 bytes on a character
                     -- boundary, numbered (_seq1, _seq2, ...) while that
@@ -752,6 +756,9 @@ BEGIN
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
 
 -- The move lock is a row of a table only superusers write, no longer an
 -- advisory lock in the shard's database, which a role with CONNECT alone
@@ -1437,7 +1444,7 @@ CREATE OR REPLACE PROCEDURE provision_shards(template name,
                                   prefix text DEFAULT 'shard_',
                                   digits integer DEFAULT 4,
                                   id_column name DEFAULT 'id',
-                                  use_sequence boolean DEFAULT true,
+                                  use_sequence boolean DEFAULT NULL,
                                   INOUT tables_created integer DEFAULT NULL,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
@@ -1446,9 +1453,13 @@ DECLARE
     r record;
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
-       OR id_column IS NULL OR use_sequence IS NULL THEN
+       OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- the id form is chosen (and said) once for every shard of the call
+    IF use_sequence IS NULL THEN
+        use_sequence := shardid.default_uses_sequence();
     END IF;
     -- a shard out of range is refused before anything is made
     FOREACH s IN ARRAY shards LOOP
@@ -1820,6 +1831,139 @@ COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 -- the shards registered under 1.2 get their floors now: the id path of
 -- 1.3 no longer reads their tables
 UPDATE shardid.shard_registry SET floor_id = floor_id;
+
+-- The default id form of create_shards() and provision_shards(): use_sequence
+-- defaults to NULL, which means next_id(shard) without a sequence where strict
+-- mode holds (faster than bigserial's nextval()) and the sequence form where it
+-- does not; a NOTICE says which.  1.2 made the sequence form everywhere.
+CREATE FUNCTION default_uses_sequence()
+RETURNS boolean
+AS $$
+BEGIN
+    IF (SELECT i.mode FROM shardid.info() i) = 'strict' THEN
+        RAISE NOTICE 'new shard tables get DEFAULT shardid.next_id(shard), without a sequence: strict mode holds on this server'
+            USING HINT = 'Pass use_sequence => true for shardid.next_id(shard, nextval(...)) with a sequence per table, which also works on a server without strict mode (PostgreSQL 15 or 16 without shardid in shared_preload_libraries).';
+        RETURN false;
+    END IF;
+    RAISE NOTICE 'new shard tables get DEFAULT shardid.next_id(shard, nextval(...)) with a sequence each: strict mode does not hold on this server'
+        USING HINT = 'With shardid in shared_preload_libraries (strict mode) they would get the faster shardid.next_id(shard), without a sequence.';
+    RETURN true;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION default_uses_sequence() IS
+'private: whether create_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
+
+CREATE OR REPLACE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    g record;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
+       OR pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
+          IS DISTINCT FROM 'on' THEN
+        RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                              id_column, use_sequence);
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
+        RAISE EXCEPTION 'permission denied to create Citus tenant schemas with shardid.create_shards()'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
+                  HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
+    END IF;
+    -- a table added to an existing tenant schema from here would stay
+    -- local (Citus distributes only the tables of a CREATE TABLE statement
+    -- of its own), and citus_distribute_shard() would refuse the schema
+    SELECT n.nspname AS schema_name, c.relname AS table_name INTO g
+    FROM pg_catalog.unnest(shards) s(shard)
+    JOIN pg_catalog.pg_namespace n
+      ON n.nspname OPERATOR(pg_catalog.=)
+         (prefix OPERATOR(pg_catalog.||) pg_catalog.lpad(s.shard::text,
+              GREATEST(digits, pg_catalog.length(s.shard::text)), '0'))::name
+    JOIN pg_catalog.pg_dist_schema ds ON ds.schemaid OPERATOR(pg_catalog.=) n.oid
+    JOIN pg_catalog.pg_class c
+      ON c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::oid
+     AND c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relispartition
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class e
+                      WHERE e.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND e.relname OPERATOR(pg_catalog.=) c.relname)
+    ORDER BY 1, 2 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
+                                           g.schema_name, g.table_name, template, g.table_name,
+                                           pg_catalog.format('%I.%I', g.schema_name, g.table_name));
+    END IF;
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+    RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
+                                                          id_column, false);
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+    FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
+             WHERE r.shard OPERATOR(pg_catalog.=) ANY (shards) ORDER BY r.shard LOOP
+        PERFORM shardid.citus_distribute_shard(g.schema_name, g.shard);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of create_local_shards(); on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                  first_shard integer,
+                                  last_shard integer,
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    shards integer[];
+BEGIN
+    IF first_shard IS NULL OR last_shard IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+        RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    CALL shardid.provision_shards(template, shards, prefix, digits, id_column, use_sequence,
+                                  tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
+'create_shards() for shards first_shard to last_shard, committing after each shard';
+
+-- owner_trusted() in PL/pgSQL, whose plans a session keeps (provisioning
+-- calls it per table; the SQL function was planned at every call)
+CREATE OR REPLACE FUNCTION owner_trusted(owner oid)
+RETURNS boolean
+AS $$
+BEGIN
+    RETURN (SELECT owner = r.oid OR (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = owner)
+                   OR (NOT r.rolsuper AND pg_has_role(owner, 'USAGE'))
+            FROM pg_roles r WHERE r.rolname = current_user);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION owner_trusted(oid) IS
+'whether objects of a role are the current role''s own, a superuser''s, or (for a role that is no superuser) of a role whose privileges it has';
 
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant

@@ -79,7 +79,7 @@ DROP ROLE c_claimer;
 CREATE SCHEMA c_template;
 CREATE TABLE c_template.t (id bigint PRIMARY KEY, v int);
 SET citus.enable_schema_based_sharding = on;
-SELECT * FROM shardid.create_shards('c_template', ARRAY[11]);
+SELECT * FROM shardid.create_shards('c_template', ARRAY[11], use_sequence => true);
 SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'shard_0011.t'::regclass;
 RESET citus.enable_schema_based_sharding;
 SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';

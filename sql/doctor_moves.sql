@@ -3,7 +3,7 @@
 SET client_min_messages = warning;
 CREATE SCHEMA mv_tpl;
 CREATE TABLE mv_tpl.items (id bigint PRIMARY KEY, name text);
-SELECT count(*) FROM shardid.create_shards('mv_tpl', ARRAY[7], prefix => 'mv_');
+SELECT count(*) FROM shardid.create_shards('mv_tpl', ARRAY[7], prefix => 'mv_', use_sequence => true);
 -- what shardid-move records and does at the cutover on the source
 INSERT INTO shardid.move_journal (move_id, side, shard, schema_name, method, phase, peer)
 VALUES ('m1', 'source', 7, 'mv_0007', 'offline', 'moved-away', 'host=db2 port=5432 dbname=app');

@@ -29,7 +29,7 @@ GRANT CREATE ON DATABASE :"DB_NAME" TO regress_shardid_app;
 SET ROLE regress_shardid_app;
 CREATE SCHEMA app_tpl;
 CREATE TABLE app_tpl.items (id bigint PRIMARY KEY, name text);
-SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_');
+SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_', use_sequence => true);
 SELECT shardid.register_shard(1, 'app_s1');
 SELECT shardid.unregister_shard(1);
 INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (1, 'app_s1');
@@ -38,7 +38,7 @@ GRANT INSERT, DELETE ON shardid.shard_registry TO regress_shardid_app;
 SET ROLE regress_shardid_app;
 -- with it, it provisions logical shards, reads the catalog of shards and
 -- runs the doctor
-SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_');
+SELECT * FROM shardid.create_shards('app_tpl', ARRAY[11, 12], prefix => 'app_', use_sequence => true);
 SELECT shardid.register_shard(1, 'app_s1');
 SELECT nspname, pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname LIKE 'app\_00%' ORDER BY 1;
 SELECT * FROM shardid.shards WHERE schema_name LIKE 'app\_%' ORDER BY shard;

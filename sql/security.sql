@@ -249,7 +249,7 @@ WHERE schema_name = 'bob' ORDER BY table_name;
 -- 4. A DEFAULT claiming a shard that lives elsewhere changes no routing.
 CREATE SCHEMA tpl;
 CREATE TABLE tpl.items (id bigint PRIMARY KEY, name text);
-SELECT * FROM shardid.create_shards('tpl', ARRAY[5, 6]);
+SELECT * FROM shardid.create_shards('tpl', ARRAY[5, 6], use_sequence => true);
 SET ROLE regress_bob;
 CREATE TABLE bob.c (id bigint DEFAULT shardid.next_id(5, 1));
 SELECT shardid.register_shard(5, 'bob');
@@ -286,8 +286,8 @@ DROP DOMAIN bob.id5;
 
 -- 5. Provisioning under a hostile search_path runs pg_catalog's operators
 SET search_path = bob, pg_catalog;
-CALL shardid.provision_shards('tpl', ARRAY[20, 21]);
-CALL shardid.provision_shards('tpl', 20, 22);
+CALL shardid.provision_shards('tpl', ARRAY[20, 21], use_sequence => true);
+CALL shardid.provision_shards('tpl', 20, 22, use_sequence => true);
 RESET search_path;
 :superusers;
 SELECT is_called AS bob_code_ran FROM bob.ran;
@@ -297,7 +297,7 @@ SET ROLE regress_bob;
 CREATE SCHEMA shard_0030;
 GRANT USAGE, CREATE ON SCHEMA shard_0030 TO PUBLIC;
 RESET ROLE;
-SELECT * FROM shardid.create_shards('tpl', ARRAY[30]);
+SELECT * FROM shardid.create_shards('tpl', ARRAY[30], use_sequence => true);
 SELECT count(*) FROM pg_class WHERE relnamespace = 'shard_0030'::regnamespace;
 
 -- a template of another role is refused: copying it would build its
@@ -308,8 +308,8 @@ CREATE TABLE bob_tpl.items (id bigint PRIMARY KEY, v int);
 CREATE INDEX items_trap ON bob_tpl.items (v) WHERE bob.pred(1);
 SELECT setval('bob.ran', 1, false);
 RESET ROLE;
-SELECT * FROM shardid.create_shards('bob_tpl', ARRAY[31]);
-SELECT * FROM shardid.create_shards('tpl', ARRAY[31], prefix => 'ok_');
+SELECT * FROM shardid.create_shards('bob_tpl', ARRAY[31], use_sequence => true);
+SELECT * FROM shardid.create_shards('tpl', ARRAY[31], prefix => 'ok_', use_sequence => true);
 SELECT is_called AS bob_code_ran FROM bob.ran;
 :superusers;
 

@@ -18,7 +18,7 @@ CREATE TABLE app_template.photos (
 CREATE INDEX ON app_template.photos (user_id);
 CREATE TABLE app_template.settings (key text PRIMARY KEY, value text);
 
-SELECT * FROM shardid.create_shards('app_template', ARRAY[1, 2, 42]);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[1, 2, 42], use_sequence => true);
 -- every DEFAULT names its shard and its own CACHE 1 sequence
 SELECT schema_name, table_name, column_name, shard, default_expr, sequence_name
 FROM shardid.id_defaults ORDER BY 1, 2;
@@ -39,15 +39,15 @@ INSERT INTO shard_0002.photos (user_id, caption) VALUES (1, 'orphan');
 
 -- re-running skips what exists and adds only what is missing
 DROP TABLE shard_0002.settings;
-SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3]);
+SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3], use_sequence => true);
 
 -- many shards: one transaction per shard
-CALL shardid.provision_shards('app_template', ARRAY[60, 61, 62]);
-CALL shardid.provision_shards('app_template', ARRAY[61, 63]);
-CALL shardid.provision_shards('app_template', 62, 64);
+CALL shardid.provision_shards('app_template', ARRAY[60, 61, 62], use_sequence => true);
+CALL shardid.provision_shards('app_template', ARRAY[61, 63], use_sequence => true);
+CALL shardid.provision_shards('app_template', 62, 64, use_sequence => true);
 SELECT count(*) FROM shardid.shards WHERE shard BETWEEN 60 AND 64;
 BEGIN;
-CALL shardid.provision_shards('app_template', ARRAY[65]);
+CALL shardid.provision_shards('app_template', ARRAY[65], use_sequence => true);
 ROLLBACK;
 CALL shardid.provision_shards('app_template', NULL);
 CALL shardid.provision_shards('app_template', 8191, 8192);
@@ -90,7 +90,7 @@ SELECT * FROM shardid.create_shards('pg_catalog', ARRAY[4]);
 SELECT * FROM shardid.create_shards('information_schema', ARRAY[4]);
 SELECT * FROM shardid.create_shards('shardid', ARRAY[4]);
 -- a shard registered to another schema is refused before anything is made
-SELECT * FROM shardid.create_shards('app_template', ARRAY[5, 42], prefix => 'other_');
+SELECT * FROM shardid.create_shards('app_template', ARRAY[5, 42], prefix => 'other_', use_sequence => true);
 SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'other\_%';
 
 -- the registry by hand: a schema made without create_shards()
@@ -125,7 +125,7 @@ CREATE TABLE long_template."éééééééééééééééééééééééééé
 CREATE TABLE long_template."éééééééééééééééééééééééééééééé_b" (id bigint PRIMARY KEY);
 CREATE TABLE long_template.t (id bigint PRIMARY KEY);
 CREATE TABLE long_template.t_id_seq (id bigint PRIMARY KEY);
-SELECT shard, table_name, action FROM shardid.create_shards('long_template', ARRAY[300]);
+SELECT shard, table_name, action FROM shardid.create_shards('long_template', ARRAY[300], use_sequence => true);
 SELECT d.table_name, d.sequence_name, octet_length(c.relname) AS bytes
 FROM shardid.id_defaults d JOIN pg_class c ON c.oid = d.sequence_name
 WHERE d.schema_name = 'shard_0300' ORDER BY d.table_name COLLATE "C";

@@ -1486,13 +1486,17 @@ COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 -- running code it did not choose: its own, a superuser's, or, for a role
 -- that is no superuser, those of a role whose privileges it has (a
 -- superuser has every role's, which proves nothing).
+-- (PL/pgSQL, whose plans a session keeps: a SQL function with a SET clause
+-- is planned again at every call, and provisioning calls this per table)
 CREATE FUNCTION owner_trusted(owner oid)
 RETURNS boolean
 AS $$
-SELECT owner = r.oid OR (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = owner)
-       OR (NOT r.rolsuper AND pg_has_role(owner, 'USAGE'))
-FROM pg_roles r WHERE r.rolname = current_user
-$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+BEGIN
+    RETURN (SELECT owner = r.oid OR (SELECT o.rolsuper FROM pg_roles o WHERE o.oid = owner)
+                   OR (NOT r.rolsuper AND pg_has_role(owner, 'USAGE'))
+            FROM pg_roles r WHERE r.rolname = current_user);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION owner_trusted(oid) IS
@@ -1606,13 +1610,38 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
 'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; create_shards() reports it';
 
+-- The id form create_shards() and provision_shards() give new tables when
+-- use_sequence is not given: DEFAULT next_id(shard) where strict mode holds
+-- on this server (shardid preloaded, or PostgreSQL 17+), which is faster
+-- than bigserial's nextval(); DEFAULT next_id(shard, nextval(...)) with a
+-- sequence per table where it does not (PostgreSQL 15 and 16 without
+-- preloading), which next_id(shard) would fail on.  Says which, once.
+CREATE FUNCTION default_uses_sequence()
+RETURNS boolean
+AS $$
+BEGIN
+    IF (SELECT i.mode FROM shardid.info() i) = 'strict' THEN
+        RAISE NOTICE 'new shard tables get DEFAULT shardid.next_id(shard), without a sequence: strict mode holds on this server'
+            USING HINT = 'Pass use_sequence => true for shardid.next_id(shard, nextval(...)) with a sequence per table, which also works on a server without strict mode (PostgreSQL 15 or 16 without shardid in shared_preload_libraries).';
+        RETURN false;
+    END IF;
+    RAISE NOTICE 'new shard tables get DEFAULT shardid.next_id(shard, nextval(...)) with a sequence each: strict mode does not hold on this server'
+        USING HINT = 'With shardid in shared_preload_libraries (strict mode) they would get the faster shardid.next_id(shard), without a sequence.';
+    RETURN true;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION default_uses_sequence() IS
+'private: whether create_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
+
 -- Create logical shards from a template schema, and register them.
 CREATE FUNCTION create_local_shards(template name,
                                     shards integer[],
                                     prefix text DEFAULT 'shard_',
                                     digits integer DEFAULT 4,
                                     id_column name DEFAULT 'id',
-                                    use_sequence boolean DEFAULT true)
+                                    use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
 DECLARE
@@ -1634,7 +1663,7 @@ DECLARE
     made_rels oid[];
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
-       OR id_column IS NULL OR use_sequence IS NULL THEN
+       OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -1763,6 +1792,10 @@ BEGIN
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
                                    sch, t.relname, id_column);
                 END IF;
+                -- the id form, chosen (and said) when the first table is made
+                IF use_sequence IS NULL THEN
+                    use_sequence := shardid.default_uses_sequence();
+                END IF;
                 IF use_sequence THEN
                     -- <table>_<column>_seq cut to 63 bytes on a character
                     -- boundary, numbered (_seq1, _seq2, ...) while that
@@ -1817,7 +1850,7 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
-'create and register a schema per shard with every table of the template, a CACHE 1 sequence per table and the id DEFAULT naming that shard, never distributed by Citus; existing tables are skipped';
+'create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
 
 -- create_shards() on Citus with schema-based sharding on: Citus makes a
 -- tenant schema of the CREATE SCHEMA but leaves tables made inside a
@@ -1831,7 +1864,7 @@ CREATE FUNCTION create_shards(template name,
                               prefix text DEFAULT 'shard_',
                               digits integer DEFAULT 4,
                               id_column name DEFAULT 'id',
-                              use_sequence boolean DEFAULT true)
+                              use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
 DECLARE
@@ -1888,7 +1921,7 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
-'create and register a schema per shard with every table of the template and ids naming that shard (a CACHE 1 sequence and id DEFAULT per table; on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+'create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of create_local_shards(); on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
 
 -- The same for many shards: one transaction per shard.  A procedure that
 -- commits cannot have a SET search_path clause, so every name and operator
@@ -1898,7 +1931,7 @@ CREATE PROCEDURE provision_shards(template name,
                                   prefix text DEFAULT 'shard_',
                                   digits integer DEFAULT 4,
                                   id_column name DEFAULT 'id',
-                                  use_sequence boolean DEFAULT true,
+                                  use_sequence boolean DEFAULT NULL,
                                   INOUT tables_created integer DEFAULT NULL,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
@@ -1907,9 +1940,13 @@ DECLARE
     r record;
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
-       OR id_column IS NULL OR use_sequence IS NULL THEN
+       OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- the id form is chosen (and said) once for every shard of the call
+    IF use_sequence IS NULL THEN
+        use_sequence := shardid.default_uses_sequence();
     END IF;
     -- a shard out of range is refused before anything is made
     FOREACH s IN ARRAY shards LOOP
@@ -1954,7 +1991,7 @@ CREATE PROCEDURE provision_shards(template name,
                                   prefix text DEFAULT 'shard_',
                                   digits integer DEFAULT 4,
                                   id_column name DEFAULT 'id',
-                                  use_sequence boolean DEFAULT true,
+                                  use_sequence boolean DEFAULT NULL,
                                   INOUT tables_created integer DEFAULT NULL,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
