@@ -644,15 +644,21 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- every missing schema first: a change of pg_namespace makes the
+    -- session plan each of its statements again (PostgreSQL resets its plan
+    -- cache), so once per call rather than once per shard
     FOREACH s IN ARRAY shards LOOP
         sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
         IF to_regnamespace(quote_ident(sch)) IS NULL THEN
             -- fails if another session made it meanwhile
             EXECUTE format('CREATE SCHEMA %I', sch);
-        ELSE
-            -- checked again where it is used: it may be new since the check
-            PERFORM shardid.check_shard_schema(sch, s);
         END IF;
+    END LOOP;
+
+    FOREACH s IN ARRAY shards LOOP
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        -- checked again where it is used: it may be new since the check
+        PERFORM shardid.check_shard_schema(sch, s);
         made_rels := '{}';
 
         FOR t IN
@@ -1451,6 +1457,11 @@ AS $$
 DECLARE
     s integer;
     r record;
+    batch integer;
+    part integer[];
+    i integer := 1;
+    made integer;
+    found_existing integer;
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL THEN
@@ -1471,28 +1482,58 @@ BEGIN
     END LOOP;
     tables_created := 0;
     tables_existing := 0;
-    FOREACH s IN ARRAY shards LOOP
-        -- a failure names its shard and says that the same CALL resumes
+    -- Shards are made a batch per transaction: a new schema makes the
+    -- session plan every statement again (PostgreSQL resets its plan cache
+    -- at a change of pg_namespace), once per batch instead of once per
+    -- shard.  A batch holds the locks of its new relations until it
+    -- commits, about six per table of the template (the table, its
+    -- indexes, its TOAST table and index) and one per schema: batches stay
+    -- within max_locks_per_transaction, and 64 shards at most.
+    batch := pg_catalog.current_setting('max_locks_per_transaction')::pg_catalog.int4
+             OPERATOR(pg_catalog./)
+             (1 OPERATOR(pg_catalog.+) 6 OPERATOR(pg_catalog.*)
+              GREATEST(1, (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_class c
+                           WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                                 pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::pg_catalog.oid
+                             AND c.relkind OPERATOR(pg_catalog.=) 'r')));
+    batch := LEAST(GREATEST(batch, 1), 64);
+    WHILE i OPERATOR(pg_catalog.<=) pg_catalog.cardinality(shards) LOOP
+        part := shards[i : i OPERATOR(pg_catalog.+) batch OPERATOR(pg_catalog.-) 1];
+        made := 0;
+        found_existing := 0;
         BEGIN
-            FOR r IN SELECT c.action FROM shardid.create_shards(template, ARRAY[s], prefix, digits,
+            FOR r IN SELECT c.action FROM shardid.create_shards(template, part, prefix, digits,
                                                                 id_column, use_sequence) c LOOP
                 IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
-                    tables_existing := tables_existing OPERATOR(pg_catalog.+) 1;
+                    found_existing := found_existing OPERATOR(pg_catalog.+) 1;
                 ELSE
-                    tables_created := tables_created OPERATOR(pg_catalog.+) 1;
+                    made := made OPERATOR(pg_catalog.+) 1;
                 END IF;
             END LOOP;
         EXCEPTION WHEN OTHERS THEN
-            RAISE EXCEPTION 'provisioning shard % failed: %', s, SQLERRM
+            IF batch OPERATOR(pg_catalog.>) 1 THEN
+                -- the batch is undone: the rest goes a shard at a time, so
+                -- that a failure names its shard
+                batch := 1;
+                CONTINUE;
+            END IF;
+            -- a failure names its shard and says that the same CALL resumes
+            RAISE EXCEPTION 'provisioning shard % failed: %', part[1], SQLERRM
                 USING ERRCODE = SQLSTATE,
                       DETAIL = format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
-                                      tables_created, tables_existing, s),
+                                      tables_created, tables_existing, part[1]),
                       HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
         END;
         COMMIT;
+        tables_created := tables_created OPERATOR(pg_catalog.+) made;
+        tables_existing := tables_existing OPERATOR(pg_catalog.+) found_existing;
+        i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
     END LOOP;
 END
 $$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
+'create_shards() for many shards, committing after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard); CALL it outside a transaction block';
 
 -- id_defaults: the schema's name is looked up by its oid for each row, no
 -- longer joined.  The planner sees no statistics of next_id()'s
@@ -1947,7 +1988,7 @@ END
 $$ LANGUAGE plpgsql;
 
 COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
-'create_shards() for shards first_shard to last_shard, committing after each shard';
+'create_shards() for shards first_shard to last_shard, committing after each batch of shards';
 
 -- owner_trusted() in PL/pgSQL, whose plans a session keeps (provisioning
 -- calls it per table; the SQL function was planned at every call)

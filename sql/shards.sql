@@ -41,7 +41,7 @@ INSERT INTO shard_0002.photos (user_id, caption) VALUES (1, 'orphan');
 DROP TABLE shard_0002.settings;
 SELECT * FROM shardid.create_shards('app_template', ARRAY[2, 3], use_sequence => true);
 
--- many shards: one transaction per shard
+-- many shards: a transaction per batch of shards
 CALL shardid.provision_shards('app_template', ARRAY[60, 61, 62], use_sequence => true);
 CALL shardid.provision_shards('app_template', ARRAY[61, 63], use_sequence => true);
 CALL shardid.provision_shards('app_template', 62, 64, use_sequence => true);
@@ -54,10 +54,22 @@ CALL shardid.provision_shards('app_template', 8191, 8192);
 CALL shardid.provision_shards('app_template', NULL::int, 3);
 CALL shardid.provision_shards('app_template', 3, NULL::int);
 CALL shardid.provision_shards('app_template', 5, 4);
-DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063, shard_0064 CASCADE;
+-- shards go a batch per transaction; a failure in a batch undoes it, the
+-- rest goes a shard at a time and the error names the shard that failed;
+-- the same CALL then resumes
+CREATE ROLE shards_other;
+CREATE SCHEMA shard_0072 AUTHORIZATION shards_other;
+CALL shardid.provision_shards('app_template', 70, 74, use_sequence => true);
+SELECT nspname FROM pg_namespace WHERE nspname BETWEEN 'shard_0070' AND 'shard_0074' ORDER BY 1;
+SELECT shard FROM shardid.shard_registry WHERE shard BETWEEN 70 AND 74 ORDER BY 1;
+DROP SCHEMA shard_0072;
+CALL shardid.provision_shards('app_template', 70, 74, use_sequence => true);
+SELECT shard FROM shardid.shard_registry WHERE shard BETWEEN 70 AND 74 ORDER BY 1;
+DROP ROLE shards_other;
+DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063, shard_0064, shard_0070, shard_0071, shard_0072, shard_0073, shard_0074 CASCADE;
 -- a dropped schema stays registered until its shard is unregistered
-SELECT count(*) FROM shardid.shard_registry WHERE shard BETWEEN 60 AND 64 OR shard = 8191;
-SELECT shardid.unregister_shard(s) FROM (VALUES (60), (61), (62), (63), (64), (8191), (8191)) v(s);
+SELECT count(*) FROM shardid.shard_registry WHERE shard BETWEEN 60 AND 74 OR shard = 8191;
+SELECT shardid.unregister_shard(s) FROM (VALUES (60), (61), (62), (63), (64), (70), (71), (72), (73), (74), (8191), (8191)) v(s);
 
 -- options: other prefix and width, no sequence (strict mode only)
 SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);
