@@ -7,6 +7,7 @@
 #   debian/changelog the newest entry, X.Y.0-N
 #   CHANGELOG.md     the first "## X.Y" heading
 #   shardid--X.Y.sql the install script, built by make (its sources exist)
+# and that no file holds a merge's conflict markers.
 # Needs python3 and dpkg-parsechangelog (dpkg-dev).
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib_script.sh
@@ -27,4 +28,8 @@ expect "${deb%-*}" = "$control.0" "debian/changelog's upstream version"
 expect "$changelog" = "$control" "CHANGELOG.md's newest release"
 [ -f "$file" ] || fail "META.json provides.shardid.file $file does not exist"
 make -s -n "shardid--$control.sql" >/dev/null 2>&1 || fail "make cannot build shardid--$control.sql"
+# no merge left its conflict markers in a file of the tree (one reached
+# CHANGELOG.md's 1.3 entry)
+markers=$(git grep -n -I -E '^(<<<<<<<|>>>>>>>) ' -- . 2>/dev/null | head -5)
+[ -z "$markers" ] || fail "merge conflict markers in the tree: $markers"
 finish
