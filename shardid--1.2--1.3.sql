@@ -1960,10 +1960,24 @@ BEGIN
                        WHERE s.schemaid OPERATOR(pg_catalog.=) rel.relnamespace) THEN
             CONTINUE;
         END IF;
-        IF EXISTS (SELECT FROM pg_catalog.pg_trigger g
-                   WHERE g.tgrelid OPERATOR(pg_catalog.=) rel.oid
-                     AND (g.tgname OPERATOR(pg_catalog.=) 'shardid_set_id'
-                          OR g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid)) THEN
+        SELECT g.tgname, g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid AS set_id,
+               (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
+        INTO trg
+        FROM pg_catalog.pg_trigger g
+        WHERE g.tgrelid OPERATOR(pg_catalog.=) rel.oid
+          AND (g.tgname OPERATOR(pg_catalog.=) 'shardid_set_id'
+               OR g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid)
+        ORDER BY 2 DESC LIMIT 1;
+        IF FOUND THEN
+            -- a next_id() DEFAULT given to a table whose trigger makes its
+            -- ids: the routing node's id would be kept
+            IF trg.set_id AND dflt.attname IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP DEFAULT',
+                                          rel.nspname, rel.relname, dflt.attname);
+                RAISE NOTICE 'ids of table % are made by the shardid.set_id() trigger of shard %, where its rows are stored',
+                             rel.oid::pg_catalog.regclass, trg.shard
+                    USING DETAIL = pg_catalog.format('Its column %I lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other''s ids.', dflt.attname);
+            END IF;
             CONTINUE;
         END IF;
         IF dflt.attname IS NOT NULL THEN

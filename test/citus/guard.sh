@@ -10,8 +10,9 @@
 #    schema with ALTER TABLE ... SET SCHEMA;
 #  * a table made in a tenant schema with a next_id(N) DEFAULT (what a user
 #    writes first) loses the DEFAULT for the trigger of shard N, and a
-#    second table of that schema without DEFAULT gets shard N too; the
-#    doctor has nothing to say;
+#    second table of that schema without DEFAULT gets shard N too; a
+#    next_id() DEFAULT set later (ALTER TABLE) is dropped again; the doctor
+#    has nothing to say;
 #  * a table made by a function (a DO block) is left alone, as Citus leaves
 #    it local;
 #  * a next_id() DEFAULT given to a table distributed by a column or to a
@@ -108,6 +109,12 @@ expect "$(set_id tenant_42.orders)" = "42 id default none" "the DEFAULT replaced
 at "$COORD" -c "SET client_min_messages = warning" -c "CREATE TABLE tenant_42.items (id bigint NOT NULL, v int)" >/dev/null ||
 	fail "CREATE TABLE tenant_42.items"
 expect "$(set_id tenant_42.items)" = "42 id default none" "the schema's second table takes its shard from the first"
+# a next_id() DEFAULT given later to a table whose trigger makes its ids
+expect "$(notices -c "ALTER TABLE tenant_42.orders ALTER COLUMN id SET DEFAULT shardid.next_id(42)")" = \
+	"NOTICE:  ids of table tenant_42.orders are made by the shardid.set_id() trigger of shard 42, where its rows are stored
+DETAIL:  Its column id lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other's ids." \
+	"the NOTICE of ALTER TABLE ... SET DEFAULT next_id() on a tenant table"
+expect "$(set_id tenant_42.orders)" = "42 id default none" "the DEFAULT set later dropped"
 insert_everywhere tenant_42.orders
 insert_everywhere tenant_42.items
 expect "$(ids tenant_42.orders)" = "300 300 42" "ids of tenant_42.orders through every node"
