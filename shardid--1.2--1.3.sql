@@ -1817,7 +1817,6 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 'switch the serial, bigserial, identity or integer id column of a table of the caller to the ids of a shard (integer columns widened to bigint), keeping its ids as legacy ids below the returned boundary (shardid.legacy_ids); new ids sort after them';
 
--- Citus: the guard rails of event trigger shardid_citus_guard
 -- The guard at the moment it goes wrong (the doctor finds the same later):
 -- an event trigger at the end of every CREATE TABLE, CREATE TABLE AS,
 -- SELECT INTO, ALTER TABLE and CREATE TRIGGER.  Its C function
