@@ -7,7 +7,9 @@
 #    ids of that shard, all distinct; so does a table of an application
 #    role (the guard runs with its rights, and it may not run
 #    citus_guard_ddl() itself), and a local table moved into the tenant
-#    schema with ALTER TABLE ... SET SCHEMA;
+#    schema with ALTER TABLE ... SET SCHEMA; a superuser's statement on a
+#    table of that role runs none of the role's planted objects (a set_id()
+#    and an operator = in the tenant schema, first on the search_path);
 #  * a table made in a tenant schema with a next_id(N) DEFAULT (what a user
 #    writes first) loses the DEFAULT for the trigger of shard N, and a
 #    second table of that schema without DEFAULT gets shard N too; a
@@ -87,6 +89,27 @@ expect "$(at "$COORD" -c "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tg
 	"app_owner's table got the trigger"
 insert_everywhere shard_0020.owned
 expect "$(ids shard_0020.owned)" = "300 300 20" "ids of app_owner's table through every node"
+
+# no code of another role runs with the rights of the superuser whose
+# statement fires the guard: app_owner plants, in the tenant schema, a
+# set_id() and an operator = of its own that record a superuser caller,
+# and a table without ids whose NOT NULL a superuser then sets
+at "$COORD" -c "CREATE TABLE public.pwned (who text)" -c "GRANT INSERT ON public.pwned TO PUBLIC" >/dev/null
+PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=app_owner PGDATABASE=app q -c "SET client_min_messages = warning" \
+	-c "CREATE FUNCTION shard_0020.spy() RETURNS boolean LANGUAGE plpgsql AS \$\$BEGIN
+	        IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN INSERT INTO public.pwned VALUES (current_user); END IF;
+	        RETURN true; END\$\$" \
+	-c "CREATE FUNCTION shard_0020.set_id() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN PERFORM shard_0020.spy(); RETURN NEW; END\$\$" \
+	-c "CREATE FUNCTION shard_0020.eq(oid, oid) RETURNS boolean LANGUAGE sql AS 'SELECT shard_0020.spy() AND \$1 OPERATOR(pg_catalog.=) \$2'" \
+	-c "CREATE OPERATOR shard_0020.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = shard_0020.eq)" \
+	-c "CREATE TABLE shard_0020.bait (id bigint, v int)" >/dev/null || fail "app_owner's plants"
+at "$COORD" -c "SET client_min_messages = warning" -c "SET search_path = shard_0020, pg_catalog, public" \
+	-c "ALTER TABLE shard_0020.bait ALTER COLUMN id SET NOT NULL" >/dev/null || fail "the superuser's ALTER TABLE"
+expect "$(at "$COORD" -c "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'shard_0020.bait'::regclass AND tgname = 'shardid_set_id'")" = \
+	"CREATE TRIGGER shardid_set_id BEFORE INSERT ON shard_0020.bait FOR EACH ROW EXECUTE FUNCTION shardid.set_id('20', 'id')" \
+	"the superuser's statement gave app_owner's table shardid's trigger"
+expect "$(at "$COORD" -c "SELECT count(*) FROM public.pwned")" = 0 "code of app_owner run by the guard as the superuser"
+at "$COORD" -c "DROP TABLE shard_0020.bait" >/dev/null
 
 # a local table moved into the tenant schema
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
