@@ -92,7 +92,22 @@ SELECT * FROM shardid.citus_doctor();
 SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run
 FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
   AND p.proname IN ('set_id', 'citus_use_trigger', 'citus_distribute_shard', 'citus_doctor',
-                    'create_shards', 'create_local_shards')
+                    'create_shards', 'create_local_shards', 'citus_guard', 'citus_guard_ddl')
 ORDER BY 1;
+
+-- event trigger shardid_citus_guard without Citus: it is there, and leaves
+-- every table as made, also one beside a set_id() table with a next_id()
+-- DEFAULT or without any (test/citus/guard.sh: what it does with Citus)
+SELECT evtevent, evttags, evtfoid::regprocedure, evtenabled FROM pg_event_trigger
+WHERE evtname = 'shardid_citus_guard';
+CREATE TABLE c7.late (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE c7.late2 (id bigint NOT NULL, v int);
+ALTER TABLE c7.late2 ADD COLUMN w int;
+SELECT c.relname, pg_get_expr(d.adbin, d.adrelid) AS id_default,
+       (SELECT count(*) FROM pg_trigger g WHERE g.tgrelid = c.oid) AS triggers
+FROM pg_class c LEFT JOIN pg_attrdef d ON d.adrelid = c.oid
+WHERE c.oid IN ('c7.late'::regclass, 'c7.late2'::regclass) ORDER BY 1;
+-- its function is for the event trigger only
+SELECT shardid.citus_guard();
 
 DROP SCHEMA c7 CASCADE;

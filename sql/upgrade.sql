@@ -2,7 +2,8 @@
 -- version can be installed, and ALTER EXTENSION ... UPDATE brings it to the
 -- default version with exactly the objects, owners, privileges and
 -- definitions of a fresh install (for tables and views also their triggers,
--- policies, column comments and column privileges).
+-- policies, column comments and column privileges; for the event trigger its
+-- event, tags, function and owner).
 SELECT name, version, superuser, trusted, relocatable, schema
 FROM pg_available_extension_versions WHERE name = 'shardid' ORDER BY version;
 
@@ -41,6 +42,10 @@ SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
                            FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                              AND a.attacl IS NOT NULL))
             FROM pg_class c WHERE c.oid = d.objid)
+       WHEN 'pg_event_trigger'::regclass THEN
+           (SELECT format('owner %s event %s tags %s function %s enabled %s', pg_get_userbyid(e.evtowner),
+                          e.evtevent, e.evttags, e.evtfoid::regprocedure, e.evtenabled)
+            FROM pg_event_trigger e WHERE e.oid = d.objid)
        ELSE '' END AS definition,
        (SELECT ip.initprivs::text FROM pg_init_privs ip
         WHERE ip.classoid = d.classid AND ip.objoid = d.objid AND ip.objsubid = 0) AS initial_privileges,

@@ -22,6 +22,15 @@
  *
  * next_id() is called through the function manager, as SQL would call it.
  *
+ * shardid.citus_guard() is the event trigger (ddl_command_end) that gives
+ * a table made in, or moved into, a Citus tenant schema its ids where its
+ * rows are stored.  Its C part only decides, cheaply, whether there is
+ * anything to look at: Citus's catalog exists, and the command that fired
+ * is the statement the client sent (Citus converts only those into tenant
+ * tables; the CREATE TABLE and ALTER TABLE commands Citus itself runs
+ * inside its functions are left alone).  The rest is the SQL function
+ * shardid.citus_guard_ddl(), called through the function manager.
+ *
  * src/citus.c
  *
  *-------------------------------------------------------------------------
@@ -31,13 +40,17 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/plannodes.h"
 #include "parser/parse_func.h"
+#include "tcop/pquery.h"
 #include "utils/builtins.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
@@ -219,4 +232,112 @@ shardid_set_id(PG_FUNCTION_ARGS)
 	isnull = false;
 	tuple = heap_modify_tuple_by_cols(tuple, tupdesc, 1, &attnum, &value, &isnull);
 	return PointerGetDatum(tuple);
+}
+
+
+/*
+ * The table a command of the guard's tags names (its trigger's name for
+ * CREATE TRIGGER), or NULL.
+ */
+static const char *
+citus_guard_target(Node *stmt)
+{
+	RangeVar   *rv = NULL;
+
+	switch (nodeTag(stmt))
+	{
+		case T_CreateStmt:
+			rv = ((CreateStmt *) stmt)->relation;
+			break;
+		case T_CreateTableAsStmt:
+			if (((CreateTableAsStmt *) stmt)->into != NULL)
+				rv = ((CreateTableAsStmt *) stmt)->into->rel;
+			break;
+		case T_AlterTableStmt:
+			rv = ((AlterTableStmt *) stmt)->relation;
+			break;
+		case T_AlterObjectSchemaStmt:
+			rv = ((AlterObjectSchemaStmt *) stmt)->relation;
+			break;
+		case T_CreateTrigStmt:
+			return ((CreateTrigStmt *) stmt)->trigname;
+		default:
+			break;
+	}
+	return rv != NULL ? rv->relname : NULL;
+}
+
+/*
+ * Whether the command that fired the event trigger is a statement the
+ * client sent: a statement of the active portal of the same kind that names
+ * the same table.  Not compared whole: Citus qualifies a copy of the
+ * statement before PostgreSQL runs it.  A command that a function runs (a
+ * DO block, Citus's own conversions: CREATE TABLE of a new relation,
+ * ALTER TABLE ... RENAME) is of another kind, or names another table.
+ */
+static bool
+citus_guard_toplevel(Node *parsetree)
+{
+	const char *target;
+	ListCell   *lc;
+
+	if (ActivePortal == NULL || parsetree == NULL)
+		return false;
+	target = citus_guard_target(parsetree);
+	if (target == NULL)
+		return false;
+	foreach(lc, ActivePortal->stmts)
+	{
+		Node	   *stmt = (Node *) lfirst(lc);
+		Node	   *utility;
+		const char *name;
+
+		if (!IsA(stmt, PlannedStmt))
+			continue;
+		utility = ((PlannedStmt *) stmt)->utilityStmt;
+		if (utility == NULL || nodeTag(utility) != nodeTag(parsetree))
+			continue;
+		name = citus_guard_target(utility);
+		if (name != NULL && strcmp(name, target) == 0)
+			return true;
+	}
+	return false;
+}
+
+PG_FUNCTION_INFO_V1(shardid_citus_guard);
+
+Datum
+shardid_citus_guard(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	char	   *schema;
+	Oid			fn;
+	FmgrInfo	flinfo;
+
+	LOCAL_FCINFO(guard_fcinfo, 0);
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("shardid.citus_guard() must be fired by an event trigger")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+
+	/* without Citus in this database: one catalog cache lookup */
+	if (!OidIsValid(get_relname_relid("pg_dist_schema", PG_CATALOG_NAMESPACE)))
+		PG_RETURN_VOID();
+	if (!citus_guard_toplevel(trigdata->parsetree))
+		PG_RETURN_VOID();
+
+	/*
+	 * shardid.citus_guard_ddl(), in the schema of this function; called
+	 * through the function manager, which checks no EXECUTE privilege (it
+	 * is not PUBLIC's) and applies its SET search_path
+	 */
+	schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+	fn = LookupFuncName(list_make2(makeString(schema), makeString("citus_guard_ddl")),
+						0, NULL, false);
+	fmgr_info(fn, &flinfo);
+	InitFunctionCallInfoData(*guard_fcinfo, &flinfo, 0, InvalidOid, NULL, NULL);
+	(void) FunctionCallInvoke(guard_fcinfo);
+	PG_RETURN_VOID();
 }

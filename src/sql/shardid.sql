@@ -1139,6 +1139,255 @@ COMMENT ON FUNCTION citus_doctor() IS
 
 REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 
+-- The guard at the moment it goes wrong (the doctor finds the same later):
+-- an event trigger at the end of every CREATE TABLE, CREATE TABLE AS,
+-- SELECT INTO, ALTER TABLE and CREATE TRIGGER.  Its C function
+-- (src/citus.c) returns at once without Citus and for a command that a
+-- function runs (Citus's own conversions among them); for a statement the
+-- client sent, on the coordinator, it calls citus_guard_ddl(), which looks
+-- each table of the command up by its oid (indexes of pg_dist_partition,
+-- pg_dist_schema, pg_attrdef, pg_depend and pg_trigger; no scan that grows
+-- with the number of shards):
+--   a table in a tenant schema (made there, moved there by ALTER TABLE ...
+--   SET SCHEMA, or altered there) gets the set_id() trigger, as
+--   citus_use_trigger() would install it:
+--     - when its bigint column's DEFAULT calls next_id(N), N constant: the
+--       trigger of shard N, and the DEFAULT is dropped (Citus would run it
+--       on whichever node receives the INSERT);
+--     - when the schema's shard is known (the set_id() triggers of its
+--       other tables, of owners that may register shards, all name one
+--       shard and column; or else its row in the registry, column id) and
+--       the table has that column, bigint, NOT NULL, without DEFAULT: every
+--       INSERT without an id would fail;
+--   a table that Citus distributes by a column or a reference table whose
+--   column's DEFAULT calls next_id() (ALTER TABLE ... SET DEFAULT), and a
+--   set_id() trigger created on one, are refused with the reason.
+-- Installing rather than refusing: a refused CREATE TABLE leaves no table
+-- to run citus_use_trigger() on.  It runs with the rights of the role that
+-- issued the command (that of every event trigger function): the owner of
+-- the table it made, or a role allowed to move it; it creates a trigger of
+-- shardid's own function and drops a DEFAULT, which run no code of the
+-- table's owner, and names every object qualified.
+-- create_distributed_table() and create_reference_table() are SELECTs,
+-- which fire no event trigger, and Citus offers no hook around them: a
+-- DEFAULT that was there before is found by the doctor only.
+CREATE FUNCTION citus_guard_ddl()
+RETURNS void
+AS $$
+DECLARE
+    cmd record;
+    rel record;
+    part record;
+    dflt record;
+    trg record;
+    nsch integer;
+    g_shard integer;
+    g_column name;
+    hint CONSTANT text := 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL
+       OR pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NULL THEN
+        RETURN;
+    END IF;
+    -- the coordinator: the workers get its commands, and Citus's internal
+    -- sessions (application_name as Citus sets it) make shard tables
+    IF (SELECT g.groupid FROM pg_catalog.pg_dist_local_group g) IS DISTINCT FROM 0
+       OR pg_catalog.current_setting('application_name') OPERATOR(pg_catalog.~) '^citus_(internal|rebalancer) gpid='
+       OR NOT COALESCE(pg_catalog.current_setting('citus.enable_ddl_propagation', true), 'on')::boolean THEN
+        RETURN;
+    END IF;
+    FOR cmd IN SELECT DISTINCT d.objid, d.object_type
+               FROM pg_catalog.pg_event_trigger_ddl_commands() d
+               WHERE d.object_type OPERATOR(pg_catalog.=) ANY (ARRAY['table', 'trigger'])
+               ORDER BY d.objid LOOP
+        IF cmd.object_type OPERATOR(pg_catalog.=) 'trigger' THEN
+            SELECT g.tgrelid INTO trg FROM pg_catalog.pg_trigger g
+            WHERE g.oid OPERATOR(pg_catalog.=) cmd.objid
+              AND g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid;
+            IF FOUND THEN
+                SELECT p.partmethod, p.repmodel,
+                       (SELECT a.attname FROM pg_catalog.pg_attribute a
+                        WHERE a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid
+                          AND a.attnum OPERATOR(pg_catalog.=)
+                              pg_catalog.substring(p.partkey, ':varattno ([0-9]+)')::pg_catalog.int4) AS dist_column
+                INTO part FROM pg_catalog.pg_dist_partition p
+                WHERE p.logicalrelid OPERATOR(pg_catalog.=) trg.tgrelid;
+                IF FOUND AND part.partmethod OPERATOR(pg_catalog.<>) 'n' THEN
+                    RAISE EXCEPTION 'shardid does not serve table %, which Citus distributes by column "%"',
+                                    trg.tgrelid::pg_catalog.regclass, COALESCE(part.dist_column, '?')
+                        USING ERRCODE = 'feature_not_supported',
+                              DETAIL = 'The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others''. A shard''s ids must all come from one server.',
+                              HINT = hint;
+                ELSIF FOUND AND part.repmodel OPERATOR(pg_catalog.=) 't' THEN
+                    RAISE EXCEPTION 'shardid does not serve table %, a Citus reference table', trg.tgrelid::pg_catalog.regclass
+                        USING ERRCODE = 'feature_not_supported',
+                              DETAIL = 'Citus keeps a copy of a reference table on every node, and each copy would make its own ids for the same rows. A shard''s ids must all come from one server.',
+                              HINT = hint;
+                END IF;
+            END IF;
+            CONTINUE;
+        END IF;
+        SELECT c.oid, c.relname, c.relnamespace, n.nspname INTO rel
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        WHERE c.oid OPERATOR(pg_catalog.=) cmd.objid
+          AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+          AND c.relpersistence OPERATOR(pg_catalog.=) 'p' AND NOT c.relispartition;
+        IF NOT FOUND THEN
+            CONTINUE;
+        END IF;
+        -- the first bigint column whose own DEFAULT calls next_id()
+        SELECT a.attname, dc.shard INTO dflt
+        FROM pg_catalog.pg_attrdef d
+        JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid
+             AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+        CROSS JOIN LATERAL shardid.default_call(d.adbin, 'shardid.next_id(integer,bigint)'::pg_catalog.regprocedure,
+                                                'shardid.next_id(integer)'::pg_catalog.regprocedure) dc
+        WHERE d.adrelid OPERATOR(pg_catalog.=) rel.oid
+          AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::oid
+          AND EXISTS (SELECT FROM pg_catalog.pg_depend dep
+                      WHERE dep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                        AND dep.objid OPERATOR(pg_catalog.=) d.oid
+                        AND dep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                        AND dep.refobjid OPERATOR(pg_catalog.=) ANY (ARRAY['shardid.next_id(integer,bigint)'::pg_catalog.regprocedure,
+                                                                           'shardid.next_id(integer)'::pg_catalog.regprocedure]::pg_catalog.oid[]))
+        ORDER BY a.attnum LIMIT 1;
+        SELECT p.partmethod, p.repmodel,
+               (SELECT a.attname FROM pg_catalog.pg_attribute a
+                WHERE a.attrelid OPERATOR(pg_catalog.=) p.logicalrelid
+                  AND a.attnum OPERATOR(pg_catalog.=)
+                      pg_catalog.substring(p.partkey, ':varattno ([0-9]+)')::pg_catalog.int4) AS dist_column
+        INTO part
+        FROM pg_catalog.pg_dist_partition p
+        WHERE p.logicalrelid OPERATOR(pg_catalog.=) rel.oid;
+        IF FOUND AND (part.partmethod OPERATOR(pg_catalog.<>) 'n' OR part.repmodel OPERATOR(pg_catalog.=) 't') THEN
+            IF dflt.attname IS NOT NULL THEN
+                IF part.partmethod OPERATOR(pg_catalog.<>) 'n' THEN
+                    RAISE EXCEPTION 'shardid does not serve table %, which Citus distributes by column "%"',
+                                    rel.oid::pg_catalog.regclass, COALESCE(part.dist_column, '?')
+                        USING ERRCODE = 'feature_not_supported',
+                              DETAIL = pg_catalog.format('The DEFAULT of its column %I calls shardid.next_id(), which Citus runs on whichever node receives the INSERT: the nodes would repeat each other''s ids.', dflt.attname),
+                              HINT = hint;
+                END IF;
+                RAISE EXCEPTION 'shardid does not serve table %, a Citus reference table', rel.oid::pg_catalog.regclass
+                    USING ERRCODE = 'feature_not_supported',
+                          DETAIL = pg_catalog.format('The DEFAULT of its column %I calls shardid.next_id(), which Citus runs on whichever node receives the INSERT: the nodes would repeat each other''s ids.', dflt.attname),
+                          HINT = hint;
+            END IF;
+            CONTINUE;
+        END IF;
+        -- a tenant schema (Citus's catalog, by its primary key)
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_schema s
+                       WHERE s.schemaid OPERATOR(pg_catalog.=) rel.relnamespace) THEN
+            CONTINUE;
+        END IF;
+        SELECT g.tgname, g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid AS set_id,
+               (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
+        INTO trg
+        FROM pg_catalog.pg_trigger g
+        WHERE g.tgrelid OPERATOR(pg_catalog.=) rel.oid
+          AND (g.tgname OPERATOR(pg_catalog.=) 'shardid_set_id'
+               OR g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid)
+        ORDER BY 2 DESC LIMIT 1;
+        IF FOUND THEN
+            -- a next_id() DEFAULT given to a table whose trigger makes its
+            -- ids: the routing node's id would be kept
+            IF trg.set_id AND dflt.attname IS NOT NULL THEN
+                EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP DEFAULT',
+                                          rel.nspname, rel.relname, dflt.attname);
+                RAISE NOTICE 'ids of table % are made by the shardid.set_id() trigger of shard %, where its rows are stored',
+                             rel.oid::pg_catalog.regclass, trg.shard
+                    USING DETAIL = pg_catalog.format('Its column %I lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other''s ids.', dflt.attname);
+            END IF;
+            CONTINUE;
+        END IF;
+        IF dflt.attname IS NOT NULL THEN
+            IF dflt.shard IS NULL THEN
+                CONTINUE;
+            END IF;
+            g_shard := dflt.shard;
+            g_column := dflt.attname;
+        ELSE
+            -- the shard of the schema's other tables (found through their
+            -- dependency on the schema, an index of pg_depend)
+            SELECT pg_catalog.count(*)::integer, pg_catalog.min(x.shard), pg_catalog.min(x.id_column::text)
+            INTO nsch, g_shard, g_column
+            FROM (SELECT DISTINCT (a.args[1])::integer AS shard, (a.args[2])::name AS id_column
+                  FROM pg_catalog.pg_depend dep
+                  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) dep.objid
+                  JOIN pg_catalog.pg_trigger g ON g.tgrelid OPERATOR(pg_catalog.=) c.oid
+                  CROSS JOIN LATERAL (SELECT pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000') AS args) a
+                  WHERE dep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                    AND dep.refobjid OPERATOR(pg_catalog.=) rel.relnamespace
+                    AND dep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                    AND c.oid OPERATOR(pg_catalog.<>) rel.oid
+                    AND g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
+                    AND g.tgnargs OPERATOR(pg_catalog.=) 2
+                    AND a.args[1] OPERATOR(pg_catalog.~) '^[0-9]{1,4}$'
+                    AND pg_catalog.has_table_privilege(c.relowner, 'shardid.shard_registry'::pg_catalog.regclass, 'INSERT')) x;
+            IF nsch OPERATOR(pg_catalog.>) 1 THEN
+                CONTINUE;
+            ELSIF nsch OPERATOR(pg_catalog.=) 0 THEN
+                SELECT r.shard, 'id'::name INTO g_shard, g_column FROM shardid.shard_registry r
+                WHERE r.schema_name OPERATOR(pg_catalog.=) rel.nspname;
+                IF NOT FOUND THEN
+                    CONTINUE;
+                END IF;
+            END IF;
+            -- a column an INSERT without an id fails on
+            IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid OPERATOR(pg_catalog.=) rel.oid
+                             AND a.attname OPERATOR(pg_catalog.=) g_column
+                             AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+                             AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::oid
+                             AND a.attnotnull AND NOT a.atthasdef
+                             AND a.attidentity OPERATOR(pg_catalog.=) '' AND a.attgenerated OPERATOR(pg_catalog.=) '') THEN
+                CONTINUE;
+            END IF;
+        END IF;
+        EXECUTE pg_catalog.format(
+            'CREATE TRIGGER shardid_set_id BEFORE INSERT ON %I.%I FOR EACH ROW EXECUTE FUNCTION shardid.set_id(%s, %L)',
+            rel.nspname, rel.relname, g_shard, g_column);
+        IF dflt.attname IS NOT NULL THEN
+            EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP DEFAULT',
+                                      rel.nspname, rel.relname, dflt.attname);
+            RAISE NOTICE 'ids of table % are made by the shardid.set_id() trigger of shard %, where its rows are stored',
+                         rel.oid::pg_catalog.regclass, g_shard
+                USING DETAIL = pg_catalog.format('Its column %I lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other''s ids.', dflt.attname);
+        ELSE
+            RAISE NOTICE 'ids of table % are made by the shardid.set_id() trigger of shard %, where its rows are stored',
+                         rel.oid::pg_catalog.regclass, g_shard
+                USING DETAIL = pg_catalog.format('Tenant schema %I makes ids of shard %s in its column %I, which this table has, without a DEFAULT: as shardid.citus_use_trigger(%L, %s, %L) does.',
+                                                 rel.nspname, g_shard, g_column,
+                                                 rel.oid::pg_catalog.regclass::text, g_shard, g_column);
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION citus_guard_ddl() IS
+'the work of event trigger shardid_citus_guard on the Citus coordinator: the set_id() trigger for a table made in or moved into a tenant schema, next_id() DEFAULTs and set_id() triggers on tables distributed by a column and reference tables refused';
+
+REVOKE ALL ON FUNCTION citus_guard_ddl() FROM PUBLIC;
+
+CREATE FUNCTION citus_guard()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'shardid_citus_guard'
+LANGUAGE C;
+
+COMMENT ON FUNCTION citus_guard() IS
+'event trigger function of shardid_citus_guard: without Citus, or for a command a function runs, it returns at once; else it calls shardid.citus_guard_ddl()';
+
+REVOKE ALL ON FUNCTION citus_guard() FROM PUBLIC;
+
+CREATE EVENT TRIGGER shardid_citus_guard ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE', 'CREATE TRIGGER')
+    EXECUTE FUNCTION shardid.citus_guard();
+
+COMMENT ON EVENT TRIGGER shardid_citus_guard IS
+'Citus guard rails: a table made in or moved into a tenant schema gets the shardid.set_id() trigger; next_id() DEFAULTs and set_id() triggers on tables distributed by a column and reference tables are refused';
+
 -- =====================================================================
 -- 6. Routing and provisioning
 -- =====================================================================

@@ -14,8 +14,8 @@
 #    citus_use_trigger(); the SQL of its fix works and gives ids that
 #    repeat nowhere, through every node;
 #  * a table added to a tenant schema made by create_shards(), with no
-#    DEFAULT: the INSERT fails, and citus_doctor() names the
-#    citus_use_trigger() call that makes its ids.
+#    DEFAULT, its trigger dropped: the INSERT fails, and citus_doctor()
+#    names the citus_use_trigger() call that makes its ids.
 # On 1.2 all of these fail: citus_use_trigger() accepted both tables,
 # citus_doctor() recommended citus_use_trigger() for the DEFAULT, was silent
 # on the trigger and on the reference table, and on the new tenant table.
@@ -90,25 +90,30 @@ expect "$(at "$COORD" -F'|' -c "SELECT detail, fix FROM shardid.citus_doctor()")
 	"citus_doctor()'s detail and fix for the trigger"
 at "$COORD" -c "DROP TABLE public.clicks" >/dev/null
 
-# a next_id() DEFAULT on a reference table
-at "$COORD" -c "ALTER TABLE public.countries ALTER COLUMN id SET DEFAULT shardid.next_id(6, nextval('public.events_seq'))" >/dev/null ||
-	fail "DEFAULT on the reference table"
-expect "$(doctor)" = "shardid on a reference table|public.countries.id|" "citus_doctor() on a next_id() DEFAULT of a reference table"
+# a next_id() DEFAULT on a reference table (made before
+# create_reference_table(): ALTER TABLE ... SET DEFAULT on one is refused,
+# test/citus/guard.sh)
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.regions (id bigint PRIMARY KEY DEFAULT shardid.next_id(6, nextval('public.events_seq')), name text)" \
+	-c "SELECT create_reference_table('public.regions')" >/dev/null || fail "DEFAULT on the reference table"
+expect "$(doctor)" = "shardid on a reference table|public.regions.id|" "citus_doctor() on a next_id() DEFAULT of a reference table"
 expect "$(at "$COORD" -c "SELECT detail FROM shardid.citus_doctor()")" = \
-	"public.countries is a Citus reference table, copied to every node, and its DEFAULT calls shardid.next_id(6) on whichever node receives the INSERT; nodes repeat each other's ids. shardid does not serve such tables." \
+	"public.regions is a Citus reference table, copied to every node, and its DEFAULT calls shardid.next_id(6) on whichever node receives the INSERT; nodes repeat each other's ids. shardid does not serve such tables." \
 	"citus_doctor()'s detail for the reference table"
 expect "$(at "$COORD" -c "SELECT fix FROM shardid.citus_doctor()" | grep -c "citus_use_trigger('")" = 0 "no citus_use_trigger() call in the fix"
-at "$COORD" -c "ALTER TABLE public.countries ALTER COLUMN id DROP DEFAULT" >/dev/null
+at "$COORD" -c "DROP TABLE public.regions" >/dev/null
 
-# a table added later to a tenant schema that create_shards() made: the
-# INSERT fails, the doctor names the call that makes its ids
+# a table added later to a tenant schema that create_shards() made, whose
+# trigger (which event trigger shardid_citus_guard gave it, test/citus/guard.sh)
+# was dropped: the INSERT fails, the doctor names the call that makes its ids
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "CREATE SCHEMA app_template" \
 	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" \
 	-c "RESET citus.enable_schema_based_sharding" \
 	-c "SET client_min_messages = warning" \
 	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[20])" \
-	-c "CREATE TABLE shard_0020.late (id bigint PRIMARY KEY, v int)" >/dev/null || fail "setup of shard_0020"
+	-c "CREATE TABLE shard_0020.late (id bigint PRIMARY KEY, v int)" \
+	-c "DROP TRIGGER shardid_set_id ON shard_0020.late" >/dev/null || fail "setup of shard_0020"
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'shard_0020.late'::regclass")" = 1 \
 	"the late table is a tenant table"
 expect "$(err -c "INSERT INTO shard_0020.late (v) VALUES (1)" | head -1)" != "" "an INSERT into the late table fails"

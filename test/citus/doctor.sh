@@ -19,7 +19,7 @@ citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster d
 at "$COORD" -c "CREATE SCHEMA tenant_7" -c "CREATE SCHEMA tenant_8" \
 	-c "CREATE TABLE tenant_7.a (id bigint PRIMARY KEY, v int)" \
 	-c "CREATE TABLE tenant_7.b (id bigint PRIMARY KEY, v int)" \
-	-c "CREATE TABLE tenant_7.d (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int)" \
+	-c "CREATE TABLE tenant_7.d (id bigint PRIMARY KEY, v int)" \
 	-c "CREATE TABLE tenant_8.a (id bigint PRIMARY KEY, v int)" \
 	-c "SELECT shardid.citus_use_trigger('tenant_7.a', 7)" \
 	-c "SELECT shardid.citus_use_trigger('tenant_7.b', 7)" \
@@ -27,6 +27,13 @@ at "$COORD" -c "CREATE SCHEMA tenant_7" -c "CREATE SCHEMA tenant_8" \
 	-c "INSERT INTO tenant_7.a (v) SELECT generate_series(1, 100)" \
 	-c "INSERT INTO tenant_8.a (v) SELECT generate_series(1, 100)" >/dev/null ||
 	{ fail "setup"; finish; }
+# tenant_7.d's id a next_id() DEFAULT, as 1.2 left such a table: the event
+# trigger shardid_citus_guard gave the table the trigger at CREATE TABLE,
+# and replaces a DEFAULT set by a statement the client sends, not one set
+# inside a function (test/citus/guard.sh)
+at "$COORD" -c "DROP TRIGGER IF EXISTS shardid_set_id ON tenant_7.d" \
+	-c "DO \$\$BEGIN ALTER TABLE tenant_7.d ALTER COLUMN id SET DEFAULT shardid.next_id(7); END\$\$" >/dev/null ||
+	{ fail "setup of tenant_7.d"; finish; }
 
 doctor() { at "$COORD" -F'|' -c "SELECT problem, object, coalesce(node, '') FROM shardid.citus_doctor() ORDER BY 1, 2, 3"; }
 expect "$(doctor)" = "id made where the statement arrives|tenant_7.d.id|" "doctor on a healthy cluster but for a DEFAULT"

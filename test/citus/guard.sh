@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# test/citus/guard.sh: the guard rails at the moment it goes wrong, event
+# trigger shardid_citus_guard on the coordinator:
+#  * a table added to a tenant schema that create_shards() made, its id
+#    bigint NOT NULL without DEFAULT, gets the set_id() trigger of the
+#    schema's shard (NOTICE, exact text): inserts through every node give
+#    ids of that shard, all distinct; so does a table of an application
+#    role (the guard runs with its rights, and it may not run
+#    citus_guard_ddl() itself), and a local table moved into the tenant
+#    schema with ALTER TABLE ... SET SCHEMA; a superuser's statement on a
+#    table of that role runs none of the role's planted objects (a set_id()
+#    and an operator = in the tenant schema, first on the search_path);
+#  * a table made in a tenant schema with a next_id(N) DEFAULT (what a user
+#    writes first) loses the DEFAULT for the trigger of shard N, and a
+#    second table of that schema without DEFAULT gets shard N too; a
+#    next_id() DEFAULT set later (ALTER TABLE) is dropped again; the doctor
+#    has nothing to say;
+#  * a table made by a function (a DO block) is left alone, as Citus leaves
+#    it local;
+#  * a next_id() DEFAULT given to a table distributed by a column or to a
+#    reference table (ALTER TABLE ... SET DEFAULT), and a set_id() trigger
+#    created on one (citus.enable_unsafe_triggers on), are refused with the
+#    exact message, DETAIL and HINT, and change nothing;
+#  * create_distributed_table() of a table that has a next_id() DEFAULT is a
+#    SELECT, which fires no event trigger: not refused (the doctor reports
+#    it, test/citus/distributed.sh).
+# On 1.2 (and 1.3 before the event trigger) the first INSERT into the added
+# table failed on NOT NULL, the DEFAULT stayed and the doctor reported "id
+# made where the statement arrives", and the DEFAULTs and the trigger were
+# accepted.
+. "$(dirname "$0")/lib.bash"
+
+citus_start || { fail "the Citus cluster did not start"; finish; }
+
+# err SQL: the error (ERROR, DETAIL, HINT lines) of SQL on the coordinator
+err() {
+	PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=postgres PGDATABASE=app \
+		"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=default -v SHOW_CONTEXT=never "$@" 2>&1 >/dev/null
+}
+# notices SQL: what psql prints on stderr (NOTICE and DETAIL lines)
+notices() { err "$@"; }
+doctor() { at "$COORD" -F'|' -c "SELECT problem, object, coalesce(node, '') FROM shardid.citus_doctor() ORDER BY 1, 2, 3"; }
+# ids TABLE: rows, distinct ids, and the shards they decode to
+ids() { at "$COORD" -c "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || coalesce(string_agg(DISTINCT shardid.id_shard(id)::text, ','), '') FROM $1"; }
+# insert_everywhere TABLE: 100 rows through each node, at the same time
+insert_everywhere() {
+	local port pids=() pid bad=0
+	for port in "$COORD" "$W1" "$W2"; do
+		at "$port" -c "INSERT INTO $1 (v) SELECT generate_series(1, 100)" >/dev/null 2>"$SHARDID_TMP/ins.$port.err" &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || bad=1; done
+	[ $bad = 0 ] || fail "insert into $1: $(cat "$SHARDID_TMP"/ins.*.err)"
+}
+# set_id TABLE: the set_id() trigger's arguments on the coordinator, and the
+# table's DEFAULTs
+set_id() {
+	at "$COORD" -c "SELECT coalesce((SELECT shard || ' ' || id_column FROM shardid.citus_tenants WHERE table_oid = '$1'::regclass), 'none')
+	                       || ' default ' || coalesce((SELECT string_agg(pg_get_expr(adbin, adrelid), ',') FROM pg_attrdef WHERE adrelid = '$1'::regclass), 'none')"
+}
+
+# a tenant schema made by create_shards(), and a table added to it later
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE SCHEMA app_template" \
+	-c "CREATE TABLE app_template.t (id bigint PRIMARY KEY, v int)" \
+	-c "RESET citus.enable_schema_based_sharding" \
+	-c "SET client_min_messages = warning" \
+	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[20])" >/dev/null || { fail "setup of shard_0020"; finish; }
+expect "$(notices -c "CREATE TABLE shard_0020.late (id bigint PRIMARY KEY, v int)")" = \
+	"NOTICE:  ids of table shard_0020.late are made by the shardid.set_id() trigger of shard 20, where its rows are stored
+DETAIL:  Tenant schema shard_0020 makes ids of shard 20 in its column id, which this table has, without a DEFAULT: as shardid.citus_use_trigger('shard_0020.late', 20, 'id') does." \
+	"the NOTICE of CREATE TABLE in a tenant schema"
+expect "$(at "$COORD" -c "SELECT partmethod::text || repmodel::text FROM pg_dist_partition WHERE logicalrelid = 'shard_0020.late'::regclass")" = "ns" \
+	"the late table is a tenant table"
+expect "$(set_id shard_0020.late)" = "20 id default none" "the late table's trigger"
+insert_everywhere shard_0020.late
+expect "$(ids shard_0020.late)" = "300 300 20" "ids of the late table through every node"
+
+# an application role's table: the guard runs with its rights
+at "$COORD" -c "CREATE ROLE app_owner LOGIN" \
+	-c "GRANT USAGE, CREATE ON SCHEMA shard_0020 TO app_owner" >/dev/null || fail "setup of app_owner"
+expect "$(at "$COORD" -c "SELECT has_function_privilege('app_owner', 'shardid.citus_guard_ddl()', 'EXECUTE')")" = f \
+	"citus_guard_ddl() is not PUBLIC's"
+PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=app_owner PGDATABASE=app q -c "SET client_min_messages = warning" \
+	-c "CREATE TABLE shard_0020.owned (id bigint NOT NULL, v int)" >/dev/null || fail "CREATE TABLE as app_owner"
+expect "$(set_id shard_0020.owned)" = "none default none" "the table of a role that may not register shards is not in citus_tenants"
+expect "$(at "$COORD" -c "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'shard_0020.owned'::regclass AND tgname = 'shardid_set_id'")" = \
+	"CREATE TRIGGER shardid_set_id BEFORE INSERT ON shard_0020.owned FOR EACH ROW EXECUTE FUNCTION shardid.set_id('20', 'id')" \
+	"app_owner's table got the trigger"
+insert_everywhere shard_0020.owned
+expect "$(ids shard_0020.owned)" = "300 300 20" "ids of app_owner's table through every node"
+
+# no code of another role runs with the rights of the superuser whose
+# statement fires the guard: app_owner plants, in the tenant schema, a
+# set_id() and an operator = of its own that record a superuser caller,
+# and a table without ids whose NOT NULL a superuser then sets
+at "$COORD" -c "CREATE TABLE public.pwned (who text)" -c "GRANT INSERT ON public.pwned TO PUBLIC" >/dev/null
+PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=app_owner PGDATABASE=app q -c "SET client_min_messages = warning" \
+	-c "CREATE FUNCTION shard_0020.spy() RETURNS boolean LANGUAGE plpgsql AS \$\$BEGIN
+	        IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN INSERT INTO public.pwned VALUES (current_user); END IF;
+	        RETURN true; END\$\$" \
+	-c "CREATE FUNCTION shard_0020.set_id() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN PERFORM shard_0020.spy(); RETURN NEW; END\$\$" \
+	-c "CREATE FUNCTION shard_0020.eq(oid, oid) RETURNS boolean LANGUAGE sql AS 'SELECT shard_0020.spy() AND \$1 OPERATOR(pg_catalog.=) \$2'" \
+	-c "CREATE OPERATOR shard_0020.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = shard_0020.eq)" \
+	-c "CREATE TABLE shard_0020.bait (id bigint, v int)" >/dev/null || fail "app_owner's plants"
+at "$COORD" -c "SET client_min_messages = warning" -c "SET search_path = shard_0020, pg_catalog, public" \
+	-c "ALTER TABLE shard_0020.bait ALTER COLUMN id SET NOT NULL" >/dev/null || fail "the superuser's ALTER TABLE"
+expect "$(at "$COORD" -c "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'shard_0020.bait'::regclass AND tgname = 'shardid_set_id'")" = \
+	"CREATE TRIGGER shardid_set_id BEFORE INSERT ON shard_0020.bait FOR EACH ROW EXECUTE FUNCTION shardid.set_id('20', 'id')" \
+	"the superuser's statement gave app_owner's table shardid's trigger"
+expect "$(at "$COORD" -c "SELECT count(*) FROM public.pwned")" = 0 "code of app_owner run by the guard as the superuser"
+at "$COORD" -c "DROP TABLE shard_0020.bait" >/dev/null
+
+# a local table moved into the tenant schema
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.loose (id bigint PRIMARY KEY, v int)" >/dev/null || fail "setup of public.loose"
+at "$COORD" -c "SET client_min_messages = warning" -c "ALTER TABLE public.loose SET SCHEMA shard_0020" >/dev/null ||
+	fail "ALTER TABLE public.loose SET SCHEMA shard_0020"
+expect "$(at "$COORD" -c "SELECT partmethod::text || repmodel::text FROM pg_dist_partition WHERE logicalrelid = 'shard_0020.loose'::regclass")" = "ns" \
+	"the moved table is a tenant table"
+expect "$(set_id shard_0020.loose)" = "20 id default none" "the moved table's trigger"
+insert_everywhere shard_0020.loose
+expect "$(ids shard_0020.loose)" = "300 300 20" "ids of the moved table through every node"
+
+# a user's tenant schema, its first table with a next_id() DEFAULT
+at "$COORD" -c "CREATE SCHEMA tenant_42" >/dev/null || fail "CREATE SCHEMA tenant_42"
+expect "$(notices -c "CREATE TABLE tenant_42.orders (id bigint PRIMARY KEY DEFAULT shardid.next_id(42), v int)")" = \
+	"NOTICE:  ids of table tenant_42.orders are made by the shardid.set_id() trigger of shard 42, where its rows are stored
+DETAIL:  Its column id lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other's ids." \
+	"the NOTICE of a next_id() DEFAULT in a tenant schema"
+expect "$(set_id tenant_42.orders)" = "42 id default none" "the DEFAULT replaced by the trigger"
+at "$COORD" -c "SET client_min_messages = warning" -c "CREATE TABLE tenant_42.items (id bigint NOT NULL, v int)" >/dev/null ||
+	fail "CREATE TABLE tenant_42.items"
+expect "$(set_id tenant_42.items)" = "42 id default none" "the schema's second table takes its shard from the first"
+# a next_id() DEFAULT given later to a table whose trigger makes its ids
+expect "$(notices -c "ALTER TABLE tenant_42.orders ALTER COLUMN id SET DEFAULT shardid.next_id(42)")" = \
+	"NOTICE:  ids of table tenant_42.orders are made by the shardid.set_id() trigger of shard 42, where its rows are stored
+DETAIL:  Its column id lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other's ids." \
+	"the NOTICE of ALTER TABLE ... SET DEFAULT next_id() on a tenant table"
+expect "$(set_id tenant_42.orders)" = "42 id default none" "the DEFAULT set later dropped"
+insert_everywhere tenant_42.orders
+insert_everywhere tenant_42.items
+expect "$(ids tenant_42.orders)" = "300 300 42" "ids of tenant_42.orders through every node"
+expect "$(ids tenant_42.items)" = "300 300 42" "ids of tenant_42.items through every node"
+
+# a table made by a function: Citus leaves it local, so does the guard
+at "$COORD" -c "DO \$\$BEGIN CREATE TABLE tenant_42.by_function (id bigint NOT NULL, v int); END\$\$" >/dev/null ||
+	fail "CREATE TABLE in a DO block"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tenant_42.by_function'::regclass")" = 0 \
+	"no trigger on a table a function made"
+at "$COORD" -c "DROP TABLE tenant_42.by_function" >/dev/null
+# the doctor lists app_owner's table (its owner may not register shards), as
+# it lists any such table; nothing else
+expect "$(doctor)" = "tenant table of a role that may not register shards|shard_0020.owned|" "citus_doctor() after the guard"
+
+# refusals on a hash-distributed and a reference table
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.events (id bigint NOT NULL, tenant_id int NOT NULL, v int, PRIMARY KEY (tenant_id, id))" \
+	-c "SELECT create_distributed_table('public.events', 'tenant_id')" \
+	-c "CREATE TABLE public.countries (id bigint PRIMARY KEY, name text)" \
+	-c "SELECT create_reference_table('public.countries')" >/dev/null || { fail "setup of events and countries"; finish; }
+hint="HINT:  For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes."
+expect "$(err -c "ALTER TABLE public.events ALTER COLUMN id SET DEFAULT shardid.next_id(5)")" = \
+	"ERROR:  shardid does not serve table public.events, which Citus distributes by column \"tenant_id\"
+DETAIL:  The DEFAULT of its column id calls shardid.next_id(), which Citus runs on whichever node receives the INSERT: the nodes would repeat each other's ids.
+$hint" "a next_id() DEFAULT on a hash-distributed table"
+expect "$(err -c "ALTER TABLE public.countries ALTER COLUMN id SET DEFAULT shardid.next_id(6)")" = \
+	"ERROR:  shardid does not serve table public.countries, a Citus reference table
+DETAIL:  The DEFAULT of its column id calls shardid.next_id(), which Citus runs on whichever node receives the INSERT: the nodes would repeat each other's ids.
+$hint" "a next_id() DEFAULT on a reference table"
+expect "$(err -c "SET citus.enable_unsafe_triggers = on" -c "CREATE TRIGGER t BEFORE INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION shardid.set_id(5, 'id')")" = \
+	"ERROR:  shardid does not serve table public.events, which Citus distributes by column \"tenant_id\"
+DETAIL:  The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others'. A shard's ids must all come from one server.
+$hint" "a set_id() trigger on a hash-distributed table"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_attrdef WHERE adrelid IN ('public.events'::regclass, 'public.countries'::regclass)")" = 0 \
+	"no DEFAULT after the refusals"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.events'::regclass AND NOT tgisinternal")" = 0 \
+	"no trigger after the refusal"
+# a sequence DEFAULT, what the HINT says, passes
+at "$COORD" -c "CREATE SEQUENCE public.events_id_seq" \
+	-c "ALTER TABLE public.events ALTER COLUMN id SET DEFAULT nextval('public.events_id_seq')" >/dev/null ||
+	fail "a sequence DEFAULT on the hash-distributed table"
+
+# no hook around create_distributed_table(): a DEFAULT made before it stays
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.clicks (id bigint NOT NULL DEFAULT shardid.next_id(7), tenant_id int NOT NULL, PRIMARY KEY (tenant_id, id))" \
+	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" >/dev/null ||
+	fail "create_distributed_table() of a table with a next_id() DEFAULT"
+expect "$(doctor)" = "shardid on a table distributed by a column|public.clicks.id|
+tenant table of a role that may not register shards|shard_0020.owned|" "the doctor reports what no hook caught"
+finish
