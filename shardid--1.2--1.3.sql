@@ -1694,6 +1694,10 @@ DECLARE
     n bigint;
     max_shard integer := shardid.max_shard();
     strict_mode boolean := (SELECT i.mode FROM shardid.info() i) = 'strict';
+    -- the registry and the sequences of CACHE above 1 in jsonb objects,
+    -- looked up by key rather than joined
+    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
+    cached jsonb := (SELECT jsonb_object_agg(s.seqrelid::text, s.seqcache) FROM pg_sequence s WHERE s.seqcache > 1);
 BEGIN
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr,
@@ -1706,16 +1710,15 @@ BEGIN
                                         FROM pg_type t WHERE t.oid = d.via_domain) END,
                              '(not shown: the table is locked by another session)') AS default_expr,
                     d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
-                    g.schema_name AS registered_schema,
-                    (SELECT s.seqcache FROM pg_sequence s WHERE s.seqrelid = d.sequence_name) AS sequence_cache
+                    (registered ->> d.shard::text)::name AS registered_schema,
+                    (cached ->> d.sequence_name::oid::text)::bigint AS sequence_cache
              FROM unnest(defs) d
-             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
              -- only the columns with a problem: every check below is false for
              -- a bigint column whose plain call passes the shard registered to
              -- its schema, with a sequence of CACHE 1 or none in strict mode
              WHERE (d.id_type = 'bigint'::regtype AND d.plain_call AND d.shard BETWEEN 0 AND max_shard
-                    AND g.schema_name = d.schema_name
-                    AND coalesce((SELECT s.seqcache FROM pg_sequence s WHERE s.seqrelid = d.sequence_name), 1) <= 1
+                    AND (registered ->> d.shard::text) = d.schema_name::text
+                    AND NOT coalesce(cached ? d.sequence_name::oid::text, false)
                     AND (d.sequence_name IS NOT NULL OR NOT d.sequence_free OR strict_mode)) IS NOT TRUE
              ORDER BY d.schema_name, d.table_name, d.column_name LOOP
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
@@ -1964,9 +1967,9 @@ BEGIN
     -- looked up by key rather than joined for each id column
     leads := (SELECT jsonb_object_agg(i.indrelid::text || ' ' || i.indkey[0]::text, true)
               FROM pg_index i
-              JOIN pg_class ic ON ic.oid = i.indexrelid
+              JOIN pg_opclass oc ON oc.oid = i.indclass[0]
               WHERE i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
-                AND ic.relam = (SELECT am.oid FROM pg_am am WHERE am.amname = 'btree'));
+                AND oc.opcmethod = (SELECT am.oid FROM pg_am am WHERE am.amname = 'btree'));
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name
              FROM unnest(defs) d
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
@@ -2262,6 +2265,8 @@ AS $$
 DECLARE
     r record;
     not_templates jsonb;
+    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
+    names name[];
     locked oid[];
 BEGIN
     not_templates := (SELECT jsonb_object_agg(x.schema_name, true)
@@ -2272,21 +2277,30 @@ BEGIN
                     WHERE l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock'
                       AND l.pid IS DISTINCT FROM pg_backend_pid()
                       AND l.database = (SELECT db.oid FROM pg_database db WHERE db.datname = current_database()));
+    names := ARRAY(SELECT DISTINCT d.table_name FROM unnest(defs) d);
     FOR r IN
         WITH tabs AS MATERIALIZED (
             -- the tables of registered shards, with their id column
             SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard
             FROM unnest(defs) d
-            JOIN shardid.shard_registry g ON g.shard = d.shard AND g.schema_name = d.schema_name
             WHERE d.plain_call AND d.id_type = 'bigint'::regtype AND d.partition_of IS NULL
+              AND (registered ->> d.shard::text) = d.schema_name::text
+        ), others AS MATERIALIZED (
+            -- the tables of the few schemas that are no shard's, found
+            -- through their dependency on the schema: pg_class has no index
+            -- on relnamespace, and read by name it would give every shard's
+            -- table of that name
+            SELECT c.oid, c.relname
+            FROM pg_namespace n
+            JOIN pg_depend dep ON dep.refclassid = 'pg_namespace'::regclass AND dep.refobjid = n.oid
+                              AND dep.refobjsubid = 0 AND dep.classid = 'pg_class'::regclass
+            JOIN pg_class c ON c.oid = dep.objid
+            WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
+              AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
         ), templates AS MATERIALIZED (
-            SELECT c.relname, min(c.oid) AS template_oid
-            FROM pg_class c
-            JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE c.relname IN (SELECT t.table_name FROM tabs t)
-              AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-              AND NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
-            GROUP BY c.relname HAVING count(*) = 1
+            SELECT o.relname, min(o.oid) AS template_oid
+            FROM others o WHERE o.relname = ANY (names)
+            GROUP BY o.relname HAVING count(*) = 1
         ), pairs AS MATERIALIZED (
             SELECT t.*, p.template_oid FROM tabs t JOIN templates p ON p.relname = t.table_name
         ), rels AS MATERIALIZED (
