@@ -2267,6 +2267,7 @@ DECLARE
     not_templates jsonb;
     registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
     names name[];
+    template_of jsonb;
     locked oid[];
 BEGIN
     not_templates := (SELECT jsonb_object_agg(x.schema_name, true)
@@ -2277,36 +2278,35 @@ BEGIN
                     WHERE l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock'
                       AND l.pid IS DISTINCT FROM pg_backend_pid()
                       AND l.database = (SELECT db.oid FROM pg_database db WHERE db.datname = current_database()));
+    -- the template of each table name: the tables of the few schemas that
+    -- are no shard's, found through their dependency on the schema (pg_class
+    -- has no index on relnamespace, and read by name it would give every
+    -- shard's table of that name), in a jsonb object looked up by key
     names := ARRAY(SELECT DISTINCT d.table_name FROM unnest(defs) d);
+    template_of := (SELECT jsonb_object_agg(o.relname, o.template_oid)
+                    FROM (SELECT c.relname, min(c.oid) AS template_oid
+                          FROM pg_namespace n
+                          JOIN pg_depend dep ON dep.refclassid = 'pg_namespace'::regclass AND dep.refobjid = n.oid
+                                            AND dep.refobjsubid = 0 AND dep.classid = 'pg_class'::regclass
+                          JOIN pg_class c ON c.oid = dep.objid
+                          WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
+                            AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                            AND c.relname = ANY (names)
+                          GROUP BY c.relname HAVING count(*) = 1) o);
     FOR r IN
-        WITH tabs AS MATERIALIZED (
-            -- the tables of registered shards, with their id column
-            SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard
+        WITH pairs AS MATERIALIZED (
+            -- the tables of registered shards, with their id column and
+            -- their template
+            SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard,
+                   (template_of ->> d.table_name::text)::oid AS template_oid
             FROM unnest(defs) d
             WHERE d.plain_call AND d.id_type = 'bigint'::regtype AND d.partition_of IS NULL
               AND (registered ->> d.shard::text) = d.schema_name::text
-        ), others AS MATERIALIZED (
-            -- the tables of the few schemas that are no shard's, found
-            -- through their dependency on the schema: pg_class has no index
-            -- on relnamespace, and read by name it would give every shard's
-            -- table of that name
-            SELECT c.oid, c.relname
-            FROM pg_namespace n
-            JOIN pg_depend dep ON dep.refclassid = 'pg_namespace'::regclass AND dep.refobjid = n.oid
-                              AND dep.refobjsubid = 0 AND dep.classid = 'pg_class'::regclass
-            JOIN pg_class c ON c.oid = dep.objid
-            WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
-              AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-        ), templates AS MATERIALIZED (
-            SELECT o.relname, min(o.oid) AS template_oid
-            FROM others o WHERE o.relname = ANY (names)
-            GROUP BY o.relname HAVING count(*) = 1
-        ), pairs AS MATERIALIZED (
-            SELECT t.*, p.template_oid FROM tabs t JOIN templates p ON p.relname = t.table_name
-        ), rels AS MATERIALIZED (
+              AND template_of ? d.table_name::text
+        ), rels AS (
             SELECT p.table_oid AS rel, p.column_name FROM pairs p
-            UNION
-            SELECT p.template_oid, p.column_name FROM pairs p
+            UNION ALL
+            SELECT DISTINCT p.template_oid, p.column_name FROM pairs p
         ), items AS (
             SELECT rl.rel, rl.column_name,
                    concat_ws(' ', 'column', a.attname, a.atttypid, a.atttypmod, a.attnotnull,

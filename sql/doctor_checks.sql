@@ -23,7 +23,7 @@ CREATE TABLE chk_template.posts (
     user_id bigint NOT NULL REFERENCES chk_template.users (id),
     body    text
 );
-SELECT count(*) FROM shardid.create_shards('chk_template', ARRAY[501, 502, 503], prefix => 'chk_');
+SELECT count(*) FROM shardid.create_shards('chk_template', ARRAY[501, 502, 503], prefix => 'chk_', use_sequence => true);
 INSERT INTO chk_0501.users (email) VALUES ('ada@example.org');
 
 -- doctor_id_defaults(): every id column, read once, without the text of
