@@ -802,452 +802,6 @@ COMMENT ON FUNCTION shardid.raise_high_water(timestamptz, boolean) IS
 
 REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz, boolean) FROM PUBLIC;
 
--- doctor(): the fix computed from a stored id says that any role that may
--- insert into the shard's tables could have written it; under a session
--- epoch other than the ids' it reports that alone (its other rows decoded
--- ids under the wrong epoch, and proposed raise_high_water() to 2035)
-CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
-RETURNS TABLE (problem text, object text, detail text, fix text)
-AS $$
-DECLARE
-    r record;
-    moved_phase text;
-    moved_peer text;
-    n bigint;
-    max_shard integer := shardid.max_shard();
-    -- id_defaults, read once: the checks below go through this copy, with
-    -- no join the planner could misjudge (it sees no statistics for the
-    -- view's rows), so that the doctor's time grows with the number of
-    -- id columns, not with its square
-    defs shardid.id_defaults[];
-    valid_defs shardid.id_defaults[];
-    registered jsonb;
-    schema_shards jsonb;
-    citus_unserved oid[];
-BEGIN
-    -- the epoch must be set on purpose, the same on every server
-    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
-        problem := 'epoch not set';
-        object := 'shardid.epoch';
-        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
-                         current_setting('shardid.epoch'));
-        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
-                      current_setting('shardid.epoch'));
-        RETURN NEXT;
-    END IF;
-
-    -- the ids of this server were made under another epoch
-    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
-             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
-        problem := 'epoch differs from the ids'' epoch';
-        object := 'shardid.epoch';
-        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
-                         r.epoch, r.ids_epoch);
-        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
-                      r.ids_epoch);
-        RETURN NEXT;
-    END LOOP;
-    -- every check below decodes ids with the epoch in force: under another
-    -- epoch than the ids' their rows and fixes would be wrong (a
-    -- raise_high_water() to a time decoded under it, say), so that row
-    -- stands alone
-    IF FOUND THEN
-        RETURN;
-    END IF;
-
-    -- the runway: ids reach the sign bit 2^40 ms after the epoch
-    FOR r IN SELECT i.sign_bit_at, i.runway FROM shardid.info() i
-             WHERE i.runway OPERATOR(pg_catalog.<) interval '5 years' LOOP
-        problem := 'sign bit near';
-        object := 'shardid.epoch';
-        detail := format('Ids reach the sign bit at %s, %s from now: from then on next_id() refuses to make ids ("id time is past the range").',
-                         r.sign_bit_at, date_trunc('day', r.runway));
-        fix := 'Plan a new epoch before then: stop the writers, set a later shardid.epoch on every server, and as a superuser SELECT shardid.adopt_epoch(); ids made under the new epoch repeat those made (new epoch - old epoch) earlier, so new rows go to new tables (or the old rows are archived first): README, Changing the epoch on purpose.';
-        RETURN NEXT;
-    END LOOP;
-
-    -- tables Citus distributes by a column, and reference tables:
-    -- shardid does not serve them, citus_doctor() says so and what to use
-    -- instead; the checks below would give fixes that do not apply
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT pg_catalog.array_agg(p.logicalrelid::pg_catalog.oid) FROM pg_catalog.pg_dist_partition p '
-                'WHERE p.partmethod OPERATOR(pg_catalog.<>) ''n'' OR p.repmodel OPERATOR(pg_catalog.=) ''t'''
-            INTO citus_unserved;
-    END IF;
-    defs := ARRAY(SELECT d FROM shardid.id_defaults d
-                  WHERE NOT d.table_oid OPERATOR(pg_catalog.=) ANY (coalesce(citus_unserved, '{}')));
-    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
-                    coalesce(d.default_expr, '(not shown: the table is locked by another session)') AS default_expr,
-                    d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
-                    g.schema_name AS registered_schema,
-                    (SELECT s.seqcache FROM pg_sequence s WHERE s.seqrelid = d.sequence_name) AS sequence_cache
-             FROM unnest(defs) d
-             LEFT JOIN shardid.shard_registry g ON g.shard = d.shard
-             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
-        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-        IF r.id_type <> 'bigint'::regtype THEN
-            problem := 'id column not bigint';
-            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
-            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-        IF NOT r.plain_call THEN
-            problem := 'DEFAULT not a plain next_id() call';
-            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
-            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
-                          r.schema_name, r.table_name, r.column_name);
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-        IF r.shard IS NULL THEN
-            problem := 'shard not a constant';
-            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
-            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-        IF r.shard < 0 OR r.shard > max_shard THEN
-            problem := 'shard out of range';
-            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
-            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
-                          r.schema_name, r.table_name, r.column_name, max_shard);
-            RETURN NEXT;
-            CONTINUE;
-        END IF;
-        -- what shardid-move left here of a shard it moved away (the
-        -- journal is for its writers: others are not told)
-        moved_phase := NULL;
-        moved_peer := NULL;
-        IF r.registered_schema IS NULL AND has_table_privilege('shardid.move_journal', 'SELECT') THEN
-            SELECT j.phase, j.peer INTO moved_phase, moved_peer
-            FROM shardid.move_journal j
-            WHERE j.side = 'source' AND j.shard = r.shard AND j.schema_name = r.schema_name
-            ORDER BY j.updated_at DESC LIMIT 1;
-        END IF;
-        IF r.registered_schema IS NULL AND moved_phase IN ('handing-over', 'moved-away') THEN
-            problem := 'copy of a shard moved away';
-            detail := format('Schema %I is the frozen copy of shard %s that shardid-move left here when it moved the shard to %s (phase %s); writes to it are refused, and routing must send the shard there.',
-                             r.schema_name, r.shard, moved_peer, moved_phase);
-            fix := format('Route shard %s to %s. Once nothing reads this copy: shardid-move --shard %s --from <this server> --to <that server> --drop-source%s.',
-                          r.shard, moved_peer, r.shard,
-                          CASE moved_phase WHEN 'handing-over' THEN ' (first finish the move there: shardid-move --resume)' ELSE '' END);
-            RETURN NEXT;
-        ELSIF r.registered_schema IS NULL THEN
-            problem := 'shard not registered';
-            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
-            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
-                          r.schema_name, r.shard, r.shard, r.schema_name);
-            RETURN NEXT;
-        ELSIF r.registered_schema <> r.schema_name THEN
-            problem := 'DEFAULT of a shard registered elsewhere';
-            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
-                             r.shard, r.registered_schema);
-            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
-                          r.schema_name, r.table_name,
-                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
-            RETURN NEXT;
-        END IF;
-        IF r.sequence_name IS NOT NULL THEN
-            n := r.sequence_cache;
-            IF n > 1 THEN
-                problem := 'sequence cache above 1';
-                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
-                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
-                RETURN NEXT;
-            END IF;
-        ELSIF r.sequence_free AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
-            problem := 'sequence-free DEFAULT without strict mode';
-            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
-            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
-            RETURN NEXT;
-        END IF;
-    END LOOP;
-
-    -- the durable high-water mark and what keeps it (strict mode)
-    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
-                    (SELECT count(*) FROM pg_replication_origin) AS origins
-             FROM shardid.mark_status() m LOOP
-        IF NOT r.high_water_origin THEN
-            problem := 'high-water origin missing';
-            object := 'replication origin shardid_high_water';
-            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
-            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then, in every database that uses shardid, SELECT shardid.raise_floor(shard) FROM shardid.shard_registry; and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
-            RETURN NEXT;
-        END IF;
-        IF NOT r.epoch_origin THEN
-            problem := 'epoch origin missing';
-            object := 'replication origin shardid_epoch';
-            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
-            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
-            RETURN NEXT;
-        END IF;
-        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
-            problem := 'high-water mark far ahead of the clock';
-            object := 'replication origin shardid_high_water';
-            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
-                             r.high_water_mark, r.high_water_ahead_ms);
-            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
-            RETURN NEXT;
-        END IF;
-        IF r.origin_slots < r.origins THEN
-            problem := 'too few replication origin slots';
-            object := r.origin_slots_setting;
-            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
-                             r.origin_slots_setting, r.origin_slots, r.origins);
-            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
-                          r.origin_slots_setting, r.origins);
-            RETURN NEXT;
-        END IF;
-        IF r.unconfirmed_raises > 0 THEN
-            problem := 'high-water raises not confirmed';
-            object := 'synchronous_standby_names';
-            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
-                             r.unconfirmed_raises);
-            fix := 'Check that the synchronous standbys are up and keep up.';
-            RETURN NEXT;
-        END IF;
-        IF r.stored_too_far > 0 THEN
-            problem := 'floors far ahead';
-            object := 'shard floors';
-            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
-            fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
-            RETURN NEXT;
-        END IF;
-    END LOOP;
-
-    -- the lock table against what pg_dump locks at once (one lock per
-    -- table): a database of thousands of shards outgrows the default
-    FOR r IN SELECT t.tables, l.slots,
-                    pg_catalog.ceil(t.tables OPERATOR(pg_catalog.*) 1.2
-                                    OPERATOR(pg_catalog./) l.conns)::bigint AS need
-             FROM (SELECT pg_catalog.count(*) AS tables FROM pg_catalog.pg_class c
-                   WHERE c.relkind IN ('r', 'p', 'm', 'f')
-                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
-                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'information_schema'::pg_catalog.regnamespace) t,
-                  (SELECT pg_catalog.current_setting('max_locks_per_transaction')::bigint
-                          OPERATOR(pg_catalog.*) m.conns AS slots, m.conns
-                   FROM (SELECT pg_catalog.current_setting('max_connections')::bigint
-                                OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_prepared_transactions')::bigint AS conns) m) l
-             WHERE t.tables OPERATOR(pg_catalog.*) 1.2 OPERATOR(pg_catalog.>) l.slots LOOP
-        problem := 'lock table too small for pg_dump';
-        object := 'max_locks_per_transaction';
-        detail := pg_catalog.format('This database has %s tables; pg_dump locks every one at once, but the lock table holds %s locks (max_locks_per_transaction %s x (max_connections + max_prepared_transactions)): pg_dump, and so backups and shardid-move''s restore paths, fail with "out of shared memory".',
-                                    r.tables, r.slots, pg_catalog.current_setting('max_locks_per_transaction'));
-        fix := pg_catalog.format('ALTER SYSTEM SET max_locks_per_transaction = %s; then restart the server (README, Sizing the lock table).', r.need);
-        RETURN NEXT;
-    END LOOP;
-
-    -- stored ids that the shard's new ids would not sort after, and ids
-    -- too far ahead to follow (what reads them is for superusers; they
-    -- read rows, through each id column's index: not with scan_rows =>
-    -- false)
-    IF scan_rows AND has_function_privilege('shardid.stored_ids(integer)', 'EXECUTE') THEN
-        FOR r IN SELECT g.shard, g.floor_id, s.tab, s.id_column, s.newest_id, s.beyond_id, s.covered
-                 FROM shardid.shard_registry g, LATERAL shardid.stored_ids(g.shard) s
-                 WHERE NOT s.covered OR s.beyond_id IS NOT NULL
-                 ORDER BY g.shard, s.tab::text, s.id_column LOOP
-            IF NOT r.covered AND r.newest_id IS NULL THEN
-                problem := 'stored ids not read';
-                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
-                detail := format('The newest id of shard %s in %s was not read: ids of other shards fill over 100,000 milliseconds of the index above it (any role that may insert into %s could have written them), so the shard''s floor does not count this table.',
-                                 r.shard, r.tab, r.tab);
-                fix := format('Find them with SELECT * FROM %s WHERE shardid.id_shard(%I) <> %s; move them to the schema of their shard, then SELECT shardid.raise_floor(%s); as a superuser.',
-                              r.tab, r.id_column, r.shard, r.shard);
-                RETURN NEXT;
-            ELSIF NOT r.covered THEN
-                problem := 'stored ids ahead of the shard''s ids';
-                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
-                detail := format('Table %s holds id %s of shard %s, above the shard''s floor (%s) and above every id this server made for it: rows arrived without a registration (a restore into a registered schema, an online move, ids given by hand), and new ids may repeat them or sort before them.',
-                                 r.tab, r.newest_id, r.shard, coalesce(r.floor_id::text, 'none'));
-                fix := format('As a superuser: SELECT shardid.raise_floor(%s);', r.shard);
-                RETURN NEXT;
-            END IF;
-            IF r.beyond_id IS NOT NULL THEN
-                problem := 'stored id beyond the bound';
-                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
-                detail := format('Table %s holds id %s of shard %s, of %s: further ahead of this server''s clock than strict mode follows (shardid.max_lead_ms plus 1250 ms), so the shard''s floor stays below it and new ids may repeat it. Any role that may insert into %s (its owner, the roles granted INSERT) could have written it.',
-                                 r.tab, r.beyond_id, r.shard, shardid.id_time(r.beyond_id), r.tab);
-                fix := format('Look at the row first: SELECT * FROM %s WHERE %I = %s; delete it if nobody should have written it. The moment below is that of a value another role may have written: only to move every id of this server past it on purpose, a superuser runs SELECT shardid.raise_high_water(%L, force => true);',
-                              r.tab, r.id_column, r.beyond_id, shardid.id_time(r.beyond_id));
-                RETURN NEXT;
-            END IF;
-        END LOOP;
-    END IF;
-
-    -- a table whose newest id the floor step cannot read
-    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
-             FROM unnest(defs) d
-             JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
-             WHERE d.plain_call AND d.id_type = 'bigint'::regtype
-               AND (SELECT c.relkind FROM pg_class c WHERE c.oid = d.table_oid) IN ('r', 'p')
-               AND NOT EXISTS (SELECT FROM pg_index i
-                               JOIN pg_class ic ON ic.oid = i.indexrelid
-                               JOIN pg_am am ON am.oid = ic.relam
-                               WHERE i.indrelid = d.table_oid AND i.indisvalid
-                                 AND i.indpred IS NULL AND i.indexprs IS NULL
-                                 AND i.indkey[0] = a.attnum AND am.amname = 'btree')
-             ORDER BY 1, 2, 3 LOOP
-        problem := 'id column without a btree index';
-        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-        detail := 'The floor step (registering the shard, shardid.raise_floor()) reads ids through a plain btree index on the id column: without one, ids restored or moved into this table are not seen, and new ids may sort before them or repeat them.';
-        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
-                      r.schema_name, r.table_name, r.column_name);
-        RETURN NEXT;
-    END LOOP;
-
-    -- a domain whose DEFAULT makes ids: every column of it, in any table,
-    -- makes ids of that shard
-    FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
-                    string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
-                               ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
-             FROM unnest(defs) d WHERE d.via_domain IS NOT NULL
-             GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
-        problem := 'DEFAULT of a domain';
-        object := format('domain %s', r.via_domain);
-        detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
-                         r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
-        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
-        RETURN NEXT;
-    END LOOP;
-
-    -- anything in schema shardid that is not shardid's own
-    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
-        problem := 'foreign object in schema shardid';
-        object := r.object;
-        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
-                         r.object, coalesce(r.owner::text, '-'));
-        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
-        RETURN NEXT;
-    END LOOP;
-
-    -- registrations whose schema is gone
-    FOR r IN SELECT g.* FROM shardid.shard_registry g
-             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
-             ORDER BY g.shard LOOP
-        problem := 'registered schema missing';
-        object := format('shard %s', r.shard);
-        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
-        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
-        RETURN NEXT;
-    END LOOP;
-
-    -- one shard, one schema
-    valid_defs := ARRAY(SELECT d FROM unnest(defs) d
-                        WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype);
-    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
-             FROM unnest(valid_defs) d
-             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
-        problem := 'shard claimed by several schemas';
-        object := format('shard %s', r.shard);
-        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
-                         array_to_string(r.schemas, ', '), r.shard);
-        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
-        RETURN NEXT;
-    END LOOP;
-
-    -- one schema, one shard: the shard registered to the schema, else the
-    -- shard most of its DEFAULTs pass; schema to shard in jsonb objects,
-    -- looked up by key rather than joined
-    registered := (SELECT jsonb_object_agg(g.schema_name, g.shard) FROM shardid.shard_registry g);
-    schema_shards := (SELECT jsonb_object_agg(p.schema_name, p.schema_shard)
-                      FROM (SELECT v.schema_name,
-                                   coalesce((registered ->> v.schema_name::text)::integer,
-                                            mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
-                            FROM unnest(valid_defs) v
-                            GROUP BY v.schema_name) p);
-    FOR r IN
-        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
-        FROM unnest(valid_defs) v,
-             LATERAL (SELECT (schema_shards ->> v.schema_name::text)::bigint AS schema_shard) p
-        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
-        problem := 'DEFAULT of another shard';
-        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
-                         r.shard, r.schema_name, r.schema_shard);
-        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
-                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
-        RETURN NEXT;
-    END LOOP;
-
-    -- rows that carry another shard than their table's DEFAULT (or its
-    -- set_id() trigger): each table that holds rows once, the partitions of
-    -- a partitioned table (attached ones have no DEFAULT of their own) with
-    -- the DEFAULT of the table above them, wherever they live
-    IF scan_rows THEN
-        FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
-                     SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
-                     FROM unnest(defs) d
-                     WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
-                     UNION ALL
-                     -- tables whose ids the set_id() trigger makes
-                     SELECT t.table_oid, t.id_column, t.shard, 0
-                     FROM shardid.citus_tenants t
-                     WHERE t.shard BETWEEN 0 AND max_shard
-                     UNION ALL
-                     SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
-                     FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
-                     WHERE c.depth < 100)
-                 SELECT DISTINCT ON (c.table_oid, c.column_name)
-                        (SELECT n.nspname FROM pg_namespace n WHERE n.oid = t.relnamespace) AS schema_name,
-                        t.relname AS table_name, c.column_name, c.table_oid, c.shard
-                 FROM claims c
-                 JOIN pg_class t ON t.oid = c.table_oid
-                 WHERE t.relkind <> 'p'
-                 ORDER BY c.table_oid, c.column_name, c.depth) leaves
-                 ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
-            object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-            -- Count in a subtransaction that is rolled back on purpose, the
-            -- count riding out in the error: a rolled-back subtransaction
-            -- releases its table lock, so thousands of shard tables do not
-            -- fill the lock table.
-            BEGIN
-                n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
-                RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
-            EXCEPTION
-                WHEN SQLSTATE 'SIDCN' THEN
-                    n := SQLERRM::bigint;
-                WHEN OTHERS THEN
-                    problem := 'rows not checked';
-                    detail := format('The table was not read: %s.', SQLERRM);
-                    fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
-                    RETURN NEXT;
-                    CONTINUE;
-            END;
-            IF n > 0 THEN
-                problem := 'rows of another shard';
-                detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
-                fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
-                              r.schema_name, r.table_name, r.column_name, r.shard);
-                RETURN NEXT;
-            END IF;
-        END LOOP;
-    END IF;
-
-    -- on Citus, the shard tables are on the workers: citus_doctor() checks
-    -- them (and reads their rows whatever scan_rows says)
-    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
-        IF has_function_privilege('shardid.citus_doctor()', 'EXECUTE') THEN
-            FOR r IN SELECT * FROM shardid.citus_doctor() LOOP
-                problem := r.problem;
-                object := r.object || COALESCE(' on node ' || r.node, '');
-                detail := r.detail;
-                fix := r.fix;
-                RETURN NEXT;
-            END LOOP;
-        ELSE
-            problem := 'Citus placements not checked';
-            object := 'shardid.citus_doctor()';
-            detail := 'The shard tables of Citus tenant schemas are on the workers; only a role that may execute shardid.citus_doctor() checks them.';
-            fix := 'Run SELECT * FROM shardid.doctor(); as a superuser.';
-            RETURN NEXT;
-        END IF;
-    END IF;
-END
-$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-SET row_security = off;
-
 -- Ids above the stored data by construction.  The id path reads no table:
 -- 1.2 read the newest stored id of each shard lazily in every backend,
 -- through a map of every next_id() DEFAULT of the database, and missed
@@ -2254,6 +1808,973 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION owner_trusted(oid) IS
 'whether objects of a role are the current role''s own, a superuser''s, or (for a role that is no superuser) of a role whose privileges it has';
+
+-- doctor() is the union of one function per check (doctor_epoch_unset()
+-- to doctor_citus(), below), each testable alone; it gains a check of
+-- template drift (doctor_drift(): a shard's table that differs from its
+-- template, with the statements that would align it), and reads id
+-- DEFAULTs' text only for the columns it reports.  Earlier in 1.3: the fix
+-- computed from a stored id says that any role that may insert into the
+-- shard's tables could have written it; under a session epoch other than
+-- the ids' it reports that alone (its other rows decoded ids under the
+-- wrong epoch, and proposed raise_high_water() to 2035).
+
+-- The doctor's checks, one function each, in the order doctor() runs them.
+-- They are private: doctor() is their union and the only one meant to be
+-- called (the README's Reference lists none of them); each stands alone so
+-- that it can be tested alone (sql/doctor_checks.sql).  Each runs, as
+-- doctor() does, with its caller's rights and reads only what its caller
+-- may read, so PUBLIC may execute them as it may execute doctor(): revoked,
+-- they would fail doctor() for every role but superusers.
+--
+-- The checks of id columns take the id DEFAULTs as an argument, read from
+-- id_defaults once by doctor_id_defaults(): they go through that copy with
+-- no join the planner could misjudge (it sees no statistics for the view's
+-- rows), so that the doctor's time grows with the number of id columns, not
+-- with its square, and no check reads the view again.
+
+-- id_defaults as the checks read it: without the tables that Citus
+-- distributes by a column and its reference tables, which shardid does not
+-- serve (citus_doctor() says so and what to use instead; the checks would
+-- give fixes that do not apply)
+CREATE FUNCTION doctor_id_defaults()
+RETURNS shardid.id_defaults[]
+AS $$
+DECLARE
+    citus_unserved oid[];
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT pg_catalog.array_agg(p.logicalrelid::pg_catalog.oid) FROM pg_catalog.pg_dist_partition p '
+                'WHERE p.partmethod OPERATOR(pg_catalog.<>) ''n'' OR p.repmodel OPERATOR(pg_catalog.=) ''t'''
+            INTO citus_unserved;
+    END IF;
+    -- every column but default_expr, whose text would open each table
+    -- (doctor_id_columns() reads it for the columns it reports)
+    RETURN ARRAY(SELECT ROW(d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard, NULL,
+                            d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.partition_of,
+                            d.via_domain, d.id_type)::shardid.id_defaults
+                 FROM shardid.id_defaults d
+                 WHERE NOT d.table_oid OPERATOR(pg_catalog.=) ANY (coalesce(citus_unserved, '{}')));
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_id_defaults() IS
+'doctor(): the rows of id_defaults its checks read, read once, without default_expr (and without tables Citus distributes by a column and reference tables)';
+
+-- the epoch must be set on purpose, the same on every server
+CREATE FUNCTION doctor_epoch_unset()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+BEGIN
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_epoch_unset() IS
+'doctor(): shardid.epoch at its built-in default';
+
+-- the ids of this server were made under another epoch (doctor() then
+-- reports this row alone)
+CREATE FUNCTION doctor_ids_epoch()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT i.epoch, i.ids_epoch FROM shardid.info() i
+             WHERE i.ids_epoch IS DISTINCT FROM i.epoch AND i.ids_epoch IS NOT NULL LOOP
+        problem := 'epoch differs from the ids'' epoch';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is %s, but the ids of this server were made with epoch %s: next_id() refuses to make ids, and ids decode to other times.',
+                         r.epoch, r.ids_epoch);
+        fix := format('Set shardid.epoch back to %s, or, to start over with the new epoch on purpose (a migration step), have a superuser run SELECT shardid.adopt_epoch();',
+                      r.ids_epoch);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_ids_epoch() IS
+'doctor(): shardid.epoch is not the epoch of this servers ids';
+
+-- the runway: ids reach the sign bit 2^40 ms after the epoch
+CREATE FUNCTION doctor_sign_bit()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT i.sign_bit_at, i.runway FROM shardid.info() i
+             WHERE i.runway OPERATOR(pg_catalog.<) interval '5 years' LOOP
+        problem := 'sign bit near';
+        object := 'shardid.epoch';
+        detail := format('Ids reach the sign bit at %s, %s from now: from then on next_id() refuses to make ids ("id time is past the range").',
+                         r.sign_bit_at, date_trunc('day', r.runway));
+        fix := 'Plan a new epoch before then: stop the writers, set a later shardid.epoch on every server, and as a superuser SELECT shardid.adopt_epoch(); ids made under the new epoch repeat those made (new epoch - old epoch) earlier, so new rows go to new tables (or the old rows are archived first): README, Changing the epoch on purpose.';
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_sign_bit() IS
+'doctor(): ids reach the sign bit within five years';
+
+-- each id column: its type, its DEFAULT, the shard it passes and where that
+-- shard is registered, its sequence
+CREATE FUNCTION doctor_id_columns(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    moved_phase text;
+    moved_peer text;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+    strict_mode boolean := (SELECT i.mode FROM shardid.info() i) = 'strict';
+    -- the registry and the sequences of CACHE above 1 in jsonb objects,
+    -- looked up by key rather than joined
+    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
+    cached jsonb := (SELECT jsonb_object_agg(s.seqrelid::text, s.seqcache) FROM pg_sequence s WHERE s.seqcache > 1);
+BEGIN
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
+                    coalesce(d.default_expr,
+                             CASE WHEN d.via_domain IS NULL
+                                  THEN (SELECT shardid.default_text(ad.adbin, ad.adrelid)
+                                        FROM pg_attrdef ad
+                                        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+                                        WHERE ad.adrelid = d.table_oid AND a.attname = d.column_name)
+                                  ELSE (SELECT shardid.default_text(t.typdefaultbin, 0)
+                                        FROM pg_type t WHERE t.oid = d.via_domain) END,
+                             '(not shown: the table is locked by another session)') AS default_expr,
+                    d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
+                    (registered ->> d.shard::text)::name AS registered_schema,
+                    (cached ->> d.sequence_name::oid::text)::bigint AS sequence_cache
+             FROM unnest(defs) d
+             -- only the columns with a problem: every check below is false for
+             -- a bigint column whose plain call passes the shard registered to
+             -- its schema, with a sequence of CACHE 1 or none in strict mode
+             WHERE (d.id_type = 'bigint'::regtype AND d.plain_call AND d.shard BETWEEN 0 AND max_shard
+                    AND (registered ->> d.shard::text) = d.schema_name::text
+                    AND NOT coalesce(cached ? d.sequence_name::oid::text, false)
+                    AND (d.sequence_name IS NOT NULL OR NOT d.sequence_free OR strict_mode)) IS NOT TRUE
+             ORDER BY d.schema_name, d.table_name, d.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        IF r.id_type <> 'bigint'::regtype THEN
+            problem := 'id column not bigint';
+            detail := format('The column has type %s; next_id() makes bigint ids, and doctor() reads no column of another type.', r.column_type);
+            fix := format('ALTER TABLE %I.%I ALTER COLUMN %I TYPE bigint;', r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT r.plain_call THEN
+            problem := 'DEFAULT not a plain next_id() call';
+            detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+                          r.schema_name, r.table_name, r.column_name);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard IS NULL THEN
+            problem := 'shard not a constant';
+            detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
+            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF r.shard < 0 OR r.shard > max_shard THEN
+            problem := 'shard out of range';
+            detail := format('The DEFAULT passes shard %s; shards are 0 to %s, so every insert fails.', r.shard, max_shard);
+            fix := format('Give %I.%I.%I a DEFAULT that passes a shard between 0 and %s.',
+                          r.schema_name, r.table_name, r.column_name, max_shard);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        -- what shardid-move left here of a shard it moved away (the
+        -- journal is for its writers: others are not told)
+        moved_phase := NULL;
+        moved_peer := NULL;
+        IF r.registered_schema IS NULL AND has_table_privilege('shardid.move_journal', 'SELECT') THEN
+            SELECT j.phase, j.peer INTO moved_phase, moved_peer
+            FROM shardid.move_journal j
+            WHERE j.side = 'source' AND j.shard = r.shard AND j.schema_name = r.schema_name
+            ORDER BY j.updated_at DESC LIMIT 1;
+        END IF;
+        IF r.registered_schema IS NULL AND moved_phase IN ('handing-over', 'moved-away') THEN
+            problem := 'copy of a shard moved away';
+            detail := format('Schema %I is the frozen copy of shard %s that shardid-move left here when it moved the shard to %s (phase %s); writes to it are refused, and routing must send the shard there.',
+                             r.schema_name, r.shard, moved_peer, moved_phase);
+            fix := format('Route shard %s to %s. Once nothing reads this copy: shardid-move --shard %s --from <this server> --to <that server> --drop-source%s.',
+                          r.shard, moved_peer, r.shard,
+                          CASE moved_phase WHEN 'handing-over' THEN ' (first finish the move there: shardid-move --resume)' ELSE '' END);
+            RETURN NEXT;
+        ELSIF r.registered_schema IS NULL THEN
+            problem := 'shard not registered';
+            detail := format('The DEFAULT makes ids of shard %s, which is not in shardid.shard_registry, so routing does not find this schema.', r.shard);
+            fix := format('If schema %I holds shard %s: SELECT shardid.register_shard(%s, %L);',
+                          r.schema_name, r.shard, r.shard, r.schema_name);
+            RETURN NEXT;
+        ELSIF r.registered_schema <> r.schema_name THEN
+            problem := 'DEFAULT of a shard registered elsewhere';
+            detail := format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                             r.shard, r.registered_schema);
+            fix := format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                          r.schema_name, r.table_name,
+                          (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = r.table_oid));
+            RETURN NEXT;
+        END IF;
+        IF r.sequence_name IS NOT NULL THEN
+            n := r.sequence_cache;
+            IF n > 1 THEN
+                problem := 'sequence cache above 1';
+                detail := format('Sequence %s has CACHE %s: sessions take values from far-apart ranges, which defeats the 1024-per-millisecond window of session mode.', r.sequence_name, n);
+                fix := format('ALTER SEQUENCE %s CACHE 1;', r.sequence_name);
+                RETURN NEXT;
+            END IF;
+        ELSIF r.sequence_free AND NOT strict_mode THEN
+            problem := 'sequence-free DEFAULT without strict mode';
+            detail := 'shardid.next_id(shard) needs the shared state of strict mode; every insert fails here.';
+            fix := 'Add shardid to shared_preload_libraries and restart, or use shardid.next_id(shard, nextval(sequence)).';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_id_columns(shardid.id_defaults[]) IS
+'doctor(): id columns not bigint, DEFAULTs that are not a plain next_id() call or pass no constant shard or one out of range, shards not registered or registered elsewhere, copies of shards moved away, sequences with CACHE above 1, sequence-free DEFAULTs without strict mode';
+
+-- the durable high-water mark and what keeps it (strict mode)
+CREATE FUNCTION doctor_mark()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
+                    (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.mark_status() m LOOP
+        IF NOT r.high_water_origin THEN
+            problem := 'high-water origin missing';
+            object := 'replication origin shardid_high_water';
+            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then, in every database that uses shardid, SELECT shardid.raise_floor(shard) FROM shardid.shard_registry; and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
+            RETURN NEXT;
+        END IF;
+        IF NOT r.epoch_origin THEN
+            problem := 'epoch origin missing';
+            object := 'replication origin shardid_epoch';
+            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
+            RETURN NEXT;
+        END IF;
+        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+            problem := 'high-water mark far ahead of the clock';
+            object := 'replication origin shardid_high_water';
+            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
+                             r.high_water_mark, r.high_water_ahead_ms);
+            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
+            RETURN NEXT;
+        END IF;
+        IF r.origin_slots < r.origins THEN
+            problem := 'too few replication origin slots';
+            object := r.origin_slots_setting;
+            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
+                             r.origin_slots_setting, r.origin_slots, r.origins);
+            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
+                          r.origin_slots_setting, r.origins);
+            RETURN NEXT;
+        END IF;
+        IF r.unconfirmed_raises > 0 THEN
+            problem := 'high-water raises not confirmed';
+            object := 'synchronous_standby_names';
+            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
+                             r.unconfirmed_raises);
+            fix := 'Check that the synchronous standbys are up and keep up.';
+            RETURN NEXT;
+        END IF;
+        IF r.stored_too_far > 0 THEN
+            problem := 'floors far ahead';
+            object := 'shard floors';
+            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_mark() IS
+'doctor(): the durable high-water mark, its origins, the origin slots, unconfirmed raises, floors too far ahead';
+
+-- the lock table against what pg_dump locks at once (one lock per
+-- table): a database of thousands of shards outgrows the default
+CREATE FUNCTION doctor_lock_table()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT t.tables, l.slots,
+                    pg_catalog.ceil(t.tables OPERATOR(pg_catalog.*) 1.2
+                                    OPERATOR(pg_catalog./) l.conns)::bigint AS need
+             FROM (SELECT pg_catalog.count(*) AS tables FROM pg_catalog.pg_class c
+                   WHERE c.relkind IN ('r', 'p', 'm', 'f')
+                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+                     AND c.relnamespace OPERATOR(pg_catalog.<>) 'information_schema'::pg_catalog.regnamespace) t,
+                  (SELECT pg_catalog.current_setting('max_locks_per_transaction')::bigint
+                          OPERATOR(pg_catalog.*) m.conns AS slots, m.conns
+                   FROM (SELECT pg_catalog.current_setting('max_connections')::bigint
+                                OPERATOR(pg_catalog.+) pg_catalog.current_setting('max_prepared_transactions')::bigint AS conns) m) l
+             WHERE t.tables OPERATOR(pg_catalog.*) 1.2 OPERATOR(pg_catalog.>) l.slots LOOP
+        problem := 'lock table too small for pg_dump';
+        object := 'max_locks_per_transaction';
+        detail := pg_catalog.format('This database has %s tables; pg_dump locks every one at once, but the lock table holds %s locks (max_locks_per_transaction %s x (max_connections + max_prepared_transactions)): pg_dump, and so backups and shardid-move''s restore paths, fail with "out of shared memory".',
+                                    r.tables, r.slots, pg_catalog.current_setting('max_locks_per_transaction'));
+        fix := pg_catalog.format('ALTER SYSTEM SET max_locks_per_transaction = %s; then restart the server (README, Sizing the lock table).', r.need);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_lock_table() IS
+'doctor(): a lock table too small for pg_dump of every table';
+
+-- stored ids that the shard's new ids would not sort after, and ids
+-- too far ahead to follow (what reads them is for superusers: for other
+-- roles no rows; doctor() runs it only with scan_rows, as it reads each
+-- id column's index)
+CREATE FUNCTION doctor_stored_ids()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF has_function_privilege('shardid.stored_ids(integer)', 'EXECUTE') THEN
+        FOR r IN SELECT g.shard, g.floor_id, s.tab, s.id_column, s.newest_id, s.beyond_id, s.covered
+                 FROM shardid.shard_registry g, LATERAL shardid.stored_ids(g.shard) s
+                 WHERE NOT s.covered OR s.beyond_id IS NOT NULL
+                 ORDER BY g.shard, s.tab::text, s.id_column LOOP
+            IF NOT r.covered AND r.newest_id IS NULL THEN
+                problem := 'stored ids not read';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('The newest id of shard %s in %s was not read: ids of other shards fill over 100,000 milliseconds of the index above it (any role that may insert into %s could have written them), so the shard''s floor does not count this table.',
+                                 r.shard, r.tab, r.tab);
+                fix := format('Find them with SELECT * FROM %s WHERE shardid.id_shard(%I) <> %s; move them to the schema of their shard, then SELECT shardid.raise_floor(%s); as a superuser.',
+                              r.tab, r.id_column, r.shard, r.shard);
+                RETURN NEXT;
+            ELSIF NOT r.covered THEN
+                problem := 'stored ids ahead of the shard''s ids';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('Table %s holds id %s of shard %s, above the shard''s floor (%s) and above every id this server made for it: rows arrived without a registration (a restore into a registered schema, an online move, ids given by hand), and new ids may repeat them or sort before them.',
+                                 r.tab, r.newest_id, r.shard, coalesce(r.floor_id::text, 'none'));
+                fix := format('As a superuser: SELECT shardid.raise_floor(%s);', r.shard);
+                RETURN NEXT;
+            END IF;
+            IF r.beyond_id IS NOT NULL THEN
+                problem := 'stored id beyond the bound';
+                object := format('shard %s: %s.%I', r.shard, r.tab, r.id_column);
+                detail := format('Table %s holds id %s of shard %s, of %s: further ahead of this server''s clock than strict mode follows (shardid.max_lead_ms plus 1250 ms), so the shard''s floor stays below it and new ids may repeat it. Any role that may insert into %s (its owner, the roles granted INSERT) could have written it.',
+                                 r.tab, r.beyond_id, r.shard, shardid.id_time(r.beyond_id), r.tab);
+                fix := format('Look at the row first: SELECT * FROM %s WHERE %I = %s; delete it if nobody should have written it. The moment below is that of a value another role may have written: only to move every id of this server past it on purpose, a superuser runs SELECT shardid.raise_high_water(%L, force => true);',
+                              r.tab, r.id_column, r.beyond_id, shardid.id_time(r.beyond_id));
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
+
+COMMENT ON FUNCTION doctor_stored_ids() IS
+'doctor(): stored ids that the new ids of their shard would not sort after, ids too far ahead to follow, tables whose newest id was not read (superusers; reads each id columns index)';
+
+-- a table whose newest id the floor step cannot read
+CREATE FUNCTION doctor_unindexed(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    leads jsonb;
+BEGIN
+    -- the first column of every plain btree index, read at once and
+    -- looked up by key rather than joined for each id column
+    leads := (SELECT jsonb_object_agg(i.indrelid::text || ' ' || i.indkey[0]::text, true)
+              FROM pg_index i
+              JOIN pg_opclass oc ON oc.oid = i.indclass[0]
+              WHERE i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
+                AND oc.opcmethod = (SELECT am.oid FROM pg_am am WHERE am.amname = 'btree'));
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
+             FROM unnest(defs) d
+             JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
+             WHERE d.plain_call AND d.id_type = 'bigint'::regtype
+               AND NOT coalesce(leads ? (d.table_oid::text || ' ' || a.attnum::text), false)
+             ORDER BY 1, 2, 3 LOOP
+        problem := 'id column without a btree index';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := 'The floor step (registering the shard, shardid.raise_floor()) reads ids through a plain btree index on the id column: without one, ids restored or moved into this table are not seen, and new ids may sort before them or repeat them.';
+        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
+                      r.schema_name, r.table_name, r.column_name);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_unindexed(shardid.id_defaults[]) IS
+'doctor(): id columns without a plain btree index, which the floor step reads';
+
+-- a domain whose DEFAULT makes ids: every column of it, in any table,
+-- makes ids of that shard
+CREATE FUNCTION doctor_domains(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT d.via_domain, min(d.shard) AS shard,
+                    string_agg(format('%I.%I.%I', d.schema_name, d.table_name, d.column_name), ', '
+                               ORDER BY d.schema_name, d.table_name, d.column_name) AS columns
+             FROM unnest(defs) d WHERE d.via_domain IS NOT NULL
+             GROUP BY d.via_domain ORDER BY d.via_domain::text LOOP
+        problem := 'DEFAULT of a domain';
+        object := format('domain %s', r.via_domain);
+        detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
+                         r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
+        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_domains(shardid.id_defaults[]) IS
+'doctor(): domains whose DEFAULT calls next_id()';
+
+-- anything in schema shardid that is not shardid's own
+CREATE FUNCTION doctor_foreign_objects()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+        problem := 'foreign object in schema shardid';
+        object := r.object;
+        detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
+                         r.object, coalesce(r.owner::text, '-'));
+        fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_foreign_objects() IS
+'doctor(): objects in schema shardid that are not shardids own';
+
+-- registrations whose schema is gone
+CREATE FUNCTION doctor_missing_schemas()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT g.* FROM shardid.shard_registry g
+             WHERE NOT EXISTS (SELECT FROM pg_namespace n WHERE n.nspname = g.schema_name)
+             ORDER BY g.shard LOOP
+        problem := 'registered schema missing';
+        object := format('shard %s', r.shard);
+        detail := format('Shard %s is registered to schema %I, which does not exist: routing answers NULL for it.', r.shard, r.schema_name);
+        fix := format('Restore or rename the schema, or SELECT shardid.unregister_shard(%s); if the shard left this database.', r.shard);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_missing_schemas() IS
+'doctor(): registered shards whose schema does not exist';
+
+-- one shard, one schema
+CREATE FUNCTION doctor_claimed_shards(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    max_shard integer := shardid.max_shard();
+    valid_defs shardid.id_defaults[];
+BEGIN
+    valid_defs := ARRAY(SELECT d FROM unnest(defs) d
+                        WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype);
+    FOR r IN SELECT d.shard, array_agg(DISTINCT d.schema_name ORDER BY d.schema_name) AS schemas
+             FROM unnest(valid_defs) d
+             GROUP BY d.shard HAVING count(DISTINCT d.schema_name) > 1 ORDER BY d.shard LOOP
+        problem := 'shard claimed by several schemas';
+        object := format('shard %s', r.shard);
+        detail := format('Schemas %s all make ids of shard %s; their ids can collide and no id can tell which schema holds its row.',
+                         array_to_string(r.schemas, ', '), r.shard);
+        fix := 'Give each schema its own shard: change the DEFAULTs of all but one schema to an unused shard number.';
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_claimed_shards(shardid.id_defaults[]) IS
+'doctor(): shards whose ids several schemas make';
+
+-- one schema, one shard: the shard registered to the schema, else the
+-- shard most of its DEFAULTs pass; schema to shard in jsonb objects,
+-- looked up by key rather than joined
+CREATE FUNCTION doctor_schema_shards(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    max_shard integer := shardid.max_shard();
+    valid_defs shardid.id_defaults[];
+    registered jsonb;
+    schema_shards jsonb;
+BEGIN
+    valid_defs := ARRAY(SELECT d FROM unnest(defs) d
+                        WHERE d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype);
+    registered := (SELECT jsonb_object_agg(g.schema_name, g.shard) FROM shardid.shard_registry g);
+    schema_shards := (SELECT jsonb_object_agg(p.schema_name, p.schema_shard)
+                      FROM (SELECT v.schema_name,
+                                   coalesce((registered ->> v.schema_name::text)::integer,
+                                            mode() WITHIN GROUP (ORDER BY v.shard)) AS schema_shard
+                            FROM unnest(valid_defs) v
+                            GROUP BY v.schema_name) p);
+    FOR r IN
+        SELECT v.schema_name, v.table_name, v.column_name, v.shard, p.schema_shard
+        FROM unnest(valid_defs) v,
+             LATERAL (SELECT (schema_shards ->> v.schema_name::text)::bigint AS schema_shard) p
+        WHERE v.shard <> p.schema_shard ORDER BY v.schema_name, v.table_name LOOP
+        problem := 'DEFAULT of another shard';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := format('This DEFAULT makes ids of shard %s, the other tables of schema %I make ids of shard %s.',
+                         r.shard, r.schema_name, r.schema_shard);
+        fix := format('Make the DEFAULT of %I.%I.%I pass shard %s, or move the table to the schema of shard %s.',
+                      r.schema_name, r.table_name, r.column_name, r.schema_shard, r.shard);
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_schema_shards(shardid.id_defaults[]) IS
+'doctor(): id DEFAULTs that pass another shard than the rest of their schema';
+
+-- The statements that would make a shard's table like its template: the
+-- differences table_drift() names, each as the ALTER TABLE, CREATE INDEX or
+-- DROP INDEX that removes it (foreign keys to the template's tables made to
+-- point to the shard's own, as create_shards() makes them); NULL when the
+-- tables do not differ.  Statements that drop something (a column the
+-- template does not have, say) drop what is in it.
+CREATE FUNCTION doctor_align_statements(template_table regclass, shard_table regclass, id_column name)
+RETURNS text
+AS $$
+WITH cols AS (
+    SELECT a.attrelid AS rel, a.attname,
+           pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull,
+           CASE WHEN a.attname OPERATOR(pg_catalog.<>) id_column THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END AS def
+    FROM pg_catalog.pg_attribute a
+    LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid AND d.adnum OPERATOR(pg_catalog.=) a.attnum
+    WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+      AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+), t AS (SELECT * FROM cols WHERE rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid),
+   s AS (SELECT * FROM cols WHERE rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid),
+-- constraints and indexes described as table_drift() describes them, with
+-- the statement that adds each to the shard's table and the one that drops
+-- it; the n-th of equal descriptions matches the n-th, as EXCEPT ALL does
+cons AS (
+    SELECT x.*, pg_catalog.row_number() OVER (PARTITION BY x.rel, x.what ORDER BY x.name) AS n
+    FROM (SELECT c.conrelid AS rel, c.conname AS name,
+                 pg_catalog.format('%s %s', CASE c.contype WHEN 'p' THEN 'primary key' WHEN 'u' THEN 'unique'
+                                            WHEN 'f' THEN 'foreign key' WHEN 'c' THEN 'check' ELSE 'exclusion' END,
+                                   CASE WHEN c.contype OPERATOR(pg_catalog.=) 'c' THEN
+                                       pg_catalog.format('(%s)%s', pg_catalog.pg_get_expr(c.conbin, c.conrelid),
+                                                         CASE WHEN c.connoinherit THEN ' no inherit' ELSE '' END)
+                                   ELSE pg_catalog.format('(%s)%s',
+                                            (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' ORDER BY k.i)
+                                             FROM pg_catalog.unnest(c.conkey) WITH ORDINALITY k(n, i)
+                                             JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.conrelid
+                                              AND a.attnum OPERATOR(pg_catalog.=) k.n),
+                                            CASE WHEN c.contype OPERATOR(pg_catalog.=) 'f' THEN
+                                                ' references ' OPERATOR(pg_catalog.||)
+                                                pg_catalog.quote_ident((SELECT r.relname FROM pg_catalog.pg_class r
+                                                                        WHERE r.oid OPERATOR(pg_catalog.=) c.confrelid)::pg_catalog.text)
+                                            ELSE '' END) END) AS what,
+                 pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s;', shard_table, c.conname,
+                                   pg_catalog.replace(pg_catalog.pg_get_constraintdef(c.oid),
+                                                      'REFERENCES ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(tn.nspname) OPERATOR(pg_catalog.||) '.',
+                                                      'REFERENCES ' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(sn.nspname) OPERATOR(pg_catalog.||) '.')) AS add,
+                 pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I;', shard_table, c.conname) AS drop
+          FROM pg_catalog.pg_constraint c,
+               pg_catalog.pg_namespace tn, pg_catalog.pg_namespace sn
+          WHERE c.conrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+            AND c.contype OPERATOR(pg_catalog.=) ANY ('{p,u,f,c,x}'::pg_catalog."char"[])
+            AND tn.oid OPERATOR(pg_catalog.=) (SELECT r.relnamespace FROM pg_catalog.pg_class r
+                                               WHERE r.oid OPERATOR(pg_catalog.=) template_table::pg_catalog.oid)
+            AND sn.oid OPERATOR(pg_catalog.=) (SELECT r.relnamespace FROM pg_catalog.pg_class r
+                                               WHERE r.oid OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid)
+          UNION ALL
+          SELECT i.indrelid, ic.relname,
+                 'index ' OPERATOR(pg_catalog.||) CASE WHEN i.indisunique THEN 'unique ' ELSE '' END OPERATOR(pg_catalog.||) p.rest,
+                 pg_catalog.format('CREATE %sINDEX ON %s %s;', CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END,
+                                   shard_table, p.rest),
+                 pg_catalog.format('DROP INDEX %s;', i.indexrelid::pg_catalog.regclass)
+          FROM pg_catalog.pg_index i
+          JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+          JOIN pg_catalog.pg_class tc ON tc.oid OPERATOR(pg_catalog.=) i.indrelid
+          CROSS JOIN LATERAL (SELECT pg_catalog.substr(pg_catalog.pg_get_indexdef(i.indexrelid),
+                                  pg_catalog.length(pg_catalog.format('CREATE %sINDEX %s ON %s%s ',
+                                      CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END,
+                                      pg_catalog.quote_ident(ic.relname),
+                                      CASE WHEN tc.relkind OPERATOR(pg_catalog.=) 'p' THEN 'ONLY ' ELSE '' END,
+                                      i.indrelid::pg_catalog.regclass)) OPERATOR(pg_catalog.+) 1) AS rest) p
+          WHERE i.indrelid OPERATOR(pg_catalog.=) ANY (ARRAY[template_table, shard_table]::pg_catalog.oid[])
+            AND NOT EXISTS (SELECT FROM pg_catalog.pg_constraint c WHERE c.conindid OPERATOR(pg_catalog.=) i.indexrelid
+                                                                    AND c.conrelid OPERATOR(pg_catalog.=) i.indrelid)) x
+)
+SELECT pg_catalog.string_agg(stmt, ' ' ORDER BY ord, stmt)
+FROM (SELECT 1 AS ord,
+             CASE WHEN s.attname IS NULL THEN
+                      pg_catalog.format('ALTER TABLE %s ADD COLUMN %I %s%s%s;', shard_table, t.attname, t.type,
+                                        CASE WHEN t.attnotnull THEN ' NOT NULL' ELSE '' END,
+                                        COALESCE(' DEFAULT ' OPERATOR(pg_catalog.||) t.def, ''))
+                  WHEN t.attname IS NULL THEN pg_catalog.format('ALTER TABLE %s DROP COLUMN %I;', shard_table, s.attname)
+                  ELSE pg_catalog.concat_ws(' ',
+                      CASE WHEN s.type OPERATOR(pg_catalog.<>) t.type THEN
+                          pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I TYPE %s;', shard_table, s.attname, t.type) END,
+                      CASE WHEN s.attnotnull OPERATOR(pg_catalog.<>) t.attnotnull THEN
+                          pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I %s NOT NULL;', shard_table, s.attname,
+                                            CASE WHEN t.attnotnull THEN 'SET' ELSE 'DROP' END) END,
+                      CASE WHEN s.def IS DISTINCT FROM t.def THEN
+                          CASE WHEN t.def IS NULL THEN pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT;', shard_table, s.attname)
+                               ELSE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s;', shard_table, s.attname, t.def) END END)
+             END AS stmt
+      FROM t FULL JOIN s ON s.attname OPERATOR(pg_catalog.=) t.attname
+      WHERE s.attname IS NULL OR t.attname IS NULL OR s.type OPERATOR(pg_catalog.<>) t.type
+         OR s.attnotnull OPERATOR(pg_catalog.<>) t.attnotnull OR s.def IS DISTINCT FROM t.def
+      UNION ALL
+      -- what the shard's table has and the template has not goes first, so
+      -- that what is added does not meet it
+      SELECT 0, sc.drop FROM cons sc
+      WHERE sc.rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid
+        AND NOT EXISTS (SELECT FROM cons tc WHERE tc.rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid
+                                               AND tc.what OPERATOR(pg_catalog.=) sc.what AND tc.n OPERATOR(pg_catalog.=) sc.n)
+      UNION ALL
+      SELECT 2, tc.add FROM cons tc
+      WHERE tc.rel OPERATOR(pg_catalog.=) template_table::pg_catalog.oid
+        AND NOT EXISTS (SELECT FROM cons sc WHERE sc.rel OPERATOR(pg_catalog.=) shard_table::pg_catalog.oid
+                                               AND sc.what OPERATOR(pg_catalog.=) tc.what AND sc.n OPERATOR(pg_catalog.=) tc.n)) x
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
+'doctor(): the ALTER TABLE, CREATE INDEX and DROP INDEX statements that would make a shard''s table like its template table, NULL if it is';
+
+-- Template drift: a table of a registered shard that differs from its
+-- template (table_drift()), with the statements that would align it.  The
+-- template is not recorded anywhere: it is taken to be the only table of
+-- the same name outside the shard schemas (schemas registered or holding an
+-- id DEFAULT, system schemas and schema shardid aside); a name that two
+-- such schemas hold is not compared.
+--
+-- At thousands of shards nearly every table is like its template, and
+-- table_drift() deparses (which opens each table): so each table's shape
+-- is read from the catalogs first, as a count and two sums of hashes of
+-- its columns (the id column's DEFAULT aside, which names the shard), its
+-- constraints and its indexes, with positions and expression trees rather
+-- than names and text (more than table_drift() compares).  Only a table
+-- whose shape is not its template's is compared, and table_drift() runs
+-- once for each such shape.  Deparsing locks a table: one that another
+-- session holds or awaits an ACCESS EXCLUSIVE lock on is reported instead
+-- of waited for.
+CREATE FUNCTION doctor_drift(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    not_templates jsonb;
+    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
+    names name[];
+    template_of jsonb;
+    locked oid[];
+BEGIN
+    not_templates := (SELECT jsonb_object_agg(x.schema_name, true)
+                      FROM (SELECT d.schema_name FROM unnest(defs) d
+                            UNION SELECT g.schema_name FROM shardid.shard_registry g
+                            UNION VALUES ('shardid'::name), ('information_schema'::name)) x);
+    locked := ARRAY(SELECT l.relation FROM pg_locks l
+                    WHERE l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock'
+                      AND l.pid IS DISTINCT FROM pg_backend_pid()
+                      AND l.database = (SELECT db.oid FROM pg_database db WHERE db.datname = current_database()));
+    -- the template of each table name: the tables of the few schemas that
+    -- are no shard's, found through their dependency on the schema (pg_class
+    -- has no index on relnamespace, and read by name it would give every
+    -- shard's table of that name), in a jsonb object looked up by key
+    names := ARRAY(SELECT DISTINCT d.table_name FROM unnest(defs) d);
+    template_of := (SELECT jsonb_object_agg(o.relname, o.template_oid)
+                    FROM (SELECT c.relname, min(c.oid) AS template_oid
+                          FROM pg_namespace n
+                          JOIN pg_depend dep ON dep.refclassid = 'pg_namespace'::regclass AND dep.refobjid = n.oid
+                                            AND dep.refobjsubid = 0 AND dep.classid = 'pg_class'::regclass
+                          JOIN pg_class c ON c.oid = dep.objid
+                          WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
+                            AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+                            AND c.relname = ANY (names)
+                          GROUP BY c.relname HAVING count(*) = 1) o);
+    FOR r IN
+        WITH pairs AS MATERIALIZED (
+            -- the tables of registered shards, with their id column and
+            -- their template
+            SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard,
+                   (template_of ->> d.table_name::text)::oid AS template_oid
+            FROM unnest(defs) d
+            WHERE d.plain_call AND d.id_type = 'bigint'::regtype AND d.partition_of IS NULL
+              AND (registered ->> d.shard::text) = d.schema_name::text
+              AND template_of ? d.table_name::text
+        ), rels AS (
+            SELECT p.table_oid AS rel, p.column_name FROM pairs p
+            UNION ALL
+            SELECT DISTINCT p.template_oid, p.column_name FROM pairs p
+        ), items AS (
+            SELECT rl.rel, rl.column_name,
+                   concat_ws(' ', 'column', a.attname, a.atttypid, a.atttypmod, a.attnotnull,
+                             CASE WHEN a.atthasdef AND a.attname <> rl.column_name THEN
+                                 (SELECT regexp_replace(ad.adbin, ' :location -?[0-9]+', '', 'g') FROM pg_attrdef ad
+                                  WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) END) AS item
+            FROM rels rl JOIN pg_attribute a ON a.attrelid = rl.rel
+            WHERE a.attnum > 0 AND NOT a.attisdropped
+            UNION ALL
+            SELECT rl.rel, rl.column_name,
+                   concat_ws(' ', 'constraint', c.contype, c.conkey, c.connoinherit,
+                             (SELECT f.relname FROM pg_class f WHERE f.oid = c.confrelid),
+                             regexp_replace(c.conbin, ' :location -?[0-9]+', '', 'g'))
+            FROM rels rl JOIN pg_constraint c ON c.conrelid = rl.rel
+            WHERE c.contype IN ('p', 'u', 'f', 'c', 'x')
+            UNION ALL
+            SELECT rl.rel, rl.column_name,
+                   concat_ws(' ', 'index', i.indisunique, i.indnullsnotdistinct, i.indnkeyatts, i.indkey,
+                             i.indclass, i.indoption, i.indcollation, ic.reloptions, ic.relam,
+                             regexp_replace(i.indexprs, ' :location -?[0-9]+', '', 'g'),
+                             regexp_replace(i.indpred, ' :location -?[0-9]+', '', 'g'))
+            FROM rels rl JOIN pg_index i ON i.indrelid = rl.rel
+            JOIN pg_class ic ON ic.oid = i.indexrelid
+        ), shapes AS MATERIALIZED (
+            SELECT x.rel, x.column_name,
+                   concat_ws(' ', count(*), sum(hashtext(x.item)), sum(hashtextextended(x.item, 1))) AS shape
+            FROM items x GROUP BY x.rel, x.column_name
+        ), differing AS MATERIALIZED (
+            SELECT p.*, s.shape,
+                   p.table_oid = ANY (locked) OR p.template_oid = ANY (locked) AS is_locked
+            FROM pairs p
+            JOIN shapes s ON s.rel = p.table_oid AND s.column_name = p.column_name
+            JOIN shapes ts ON ts.rel = p.template_oid AND ts.column_name = p.column_name
+            WHERE s.shape <> ts.shape
+        ), drifts AS (
+            -- tables of one shape differ from the template alike
+            SELECT o.template_oid, o.column_name, o.shape,
+                   shardid.table_drift(o.template_oid, o.table_oid, o.column_name) AS drift
+            FROM (SELECT DISTINCT ON (d.template_oid, d.column_name, d.shape) d.*
+                  FROM differing d WHERE NOT d.is_locked
+                  ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
+        )
+        SELECT d.*, f.drift
+        FROM differing d
+        LEFT JOIN drifts f ON f.template_oid = d.template_oid AND f.column_name = d.column_name AND f.shape = d.shape
+        WHERE d.is_locked OR f.drift IS NOT NULL
+        ORDER BY d.schema_name, d.table_name LOOP
+        object := format('%I.%I', r.schema_name, r.table_name);
+        IF r.is_locked THEN
+            problem := 'table not compared with its template';
+            detail := format('Table %I.%I or its template %s is locked by another session (ACCESS EXCLUSIVE), and reading its definition would wait.',
+                             r.schema_name, r.table_name, r.template_oid::regclass);
+            fix := 'Run shardid.doctor() again when the table is not locked.';
+        ELSE
+            problem := 'table differs from its template';
+            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas, taken as its template: %s.',
+                             r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
+            fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
+                          shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_drift(shardid.id_defaults[]) IS
+'doctor(): tables of registered shards that differ from their template (the only table of their name outside the shard schemas), with the statements that would align them';
+
+-- rows that carry another shard than their table's DEFAULT (or its
+-- set_id() trigger): each table that holds rows once, the partitions of
+-- a partitioned table (attached ones have no DEFAULT of their own) with
+-- the DEFAULT of the table above them, wherever they live
+CREATE FUNCTION doctor_rows(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    n bigint;
+    max_shard integer := shardid.max_shard();
+BEGIN
+    FOR r IN SELECT * FROM (WITH RECURSIVE claims AS (
+                 SELECT d.table_oid, d.column_name, d.shard, 0 AS depth
+                 FROM unnest(defs) d
+                 WHERE d.plain_call AND d.shard BETWEEN 0 AND max_shard AND d.id_type = 'bigint'::regtype
+                 UNION ALL
+                 -- tables whose ids the set_id() trigger makes
+                 SELECT t.table_oid, t.id_column, t.shard, 0
+                 FROM shardid.citus_tenants t
+                 WHERE t.shard BETWEEN 0 AND max_shard
+                 UNION ALL
+                 SELECT i.inhrelid, c.column_name, c.shard, c.depth + 1
+                 FROM claims c JOIN pg_inherits i ON i.inhparent = c.table_oid
+                 WHERE c.depth < 100)
+             SELECT DISTINCT ON (c.table_oid, c.column_name)
+                    (SELECT n.nspname FROM pg_namespace n WHERE n.oid = t.relnamespace) AS schema_name,
+                    t.relname AS table_name, c.column_name, c.table_oid, c.shard
+             FROM claims c
+             JOIN pg_class t ON t.oid = c.table_oid
+             WHERE t.relkind <> 'p'
+             ORDER BY c.table_oid, c.column_name, c.depth) leaves
+             ORDER BY leaves.schema_name, leaves.table_name, leaves.column_name LOOP
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        -- Count in a subtransaction that is rolled back on purpose, the
+        -- count riding out in the error: a rolled-back subtransaction
+        -- releases its table lock, so thousands of shard tables do not
+        -- fill the lock table.
+        BEGIN
+            n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
+            RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
+        EXCEPTION
+            WHEN SQLSTATE 'SIDCN' THEN
+                n := SQLERRM::bigint;
+            WHEN OTHERS THEN
+                problem := 'rows not checked';
+                detail := format('The table was not read: %s.', SQLERRM);
+                fix := 'Run shardid.doctor() as a role that may read every shard table and that row-level security does not apply to, when the table is not locked.';
+                RETURN NEXT;
+                CONTINUE;
+        END;
+        IF n > 0 THEN
+            problem := 'rows of another shard';
+            detail := format('Rows with ids of another shard than %s, the shard of this table: %s.', r.shard, n);
+            fix := format('Find them with SELECT * FROM %I.%I WHERE shardid.id_shard(%I) <> %s; and move them to the schema of their shard.',
+                          r.schema_name, r.table_name, r.column_name, r.shard);
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
+
+COMMENT ON FUNCTION doctor_rows(shardid.id_defaults[]) IS
+'doctor(): rows whose id carries another shard than their tables DEFAULT or set_id() trigger, and tables that could not be read';
+
+-- on Citus, the shard tables are on the workers: citus_doctor() checks
+-- them (and reads their rows whatever scan_rows says)
+CREATE FUNCTION doctor_citus()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        IF has_function_privilege('shardid.citus_doctor()', 'EXECUTE') THEN
+            FOR r IN SELECT * FROM shardid.citus_doctor() LOOP
+                problem := r.problem;
+                object := r.object || COALESCE(' on node ' || r.node, '');
+                detail := r.detail;
+                fix := r.fix;
+                RETURN NEXT;
+            END LOOP;
+        ELSE
+            problem := 'Citus placements not checked';
+            object := 'shardid.citus_doctor()';
+            detail := 'The shard tables of Citus tenant schemas are on the workers; only a role that may execute shardid.citus_doctor() checks them.';
+            fix := 'Run SELECT * FROM shardid.doctor(); as a superuser.';
+            RETURN NEXT;
+        END IF;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_citus() IS
+'doctor(): on Citus, the rows of citus_doctor(), or that this role may not run it';
+
+-- One row per problem with the logical shards of this database: the rows
+-- of the checks above, in this order.  It reads the catalogs and the
+-- registry, and counts rows with rows_of_other_shards(), only in plain
+-- tables whose id column is exactly bigint: nothing it runs is code that
+-- the owner of a table chose (a cast, an operator, an index predicate, a
+-- policy).  The rows of every partition of a shard table are counted
+-- (attached partitions have no DEFAULT of their own), DEFAULTs that columns
+-- take from a domain count as the columns' own, a table locked by another
+-- session is reported instead of waited for, and on Citus the checks of
+-- citus_doctor() (section 5) on the workers' shard tables are added.
+CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    defs shardid.id_defaults[];
+BEGIN
+    RETURN QUERY SELECT * FROM shardid.doctor_epoch_unset();
+    -- every check below decodes ids with the epoch in force: under another
+    -- epoch than the ids' their rows and fixes would be wrong (a
+    -- raise_high_water() to a time decoded under it, say), so that row
+    -- stands alone
+    RETURN QUERY SELECT * FROM shardid.doctor_ids_epoch();
+    IF FOUND THEN
+        RETURN;
+    END IF;
+    RETURN QUERY SELECT * FROM shardid.doctor_sign_bit();
+    defs := shardid.doctor_id_defaults();
+    RETURN QUERY SELECT * FROM shardid.doctor_id_columns(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_mark();
+    RETURN QUERY SELECT * FROM shardid.doctor_lock_table();
+    IF scan_rows THEN
+        RETURN QUERY SELECT * FROM shardid.doctor_stored_ids();
+    END IF;
+    RETURN QUERY SELECT * FROM shardid.doctor_unindexed(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_domains(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_foreign_objects();
+    RETURN QUERY SELECT * FROM shardid.doctor_missing_schemas();
+    RETURN QUERY SELECT * FROM shardid.doctor_claimed_shards(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_schema_shards(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_drift(defs);
+    IF scan_rows THEN
+        RETURN QUERY SELECT * FROM shardid.doctor_rows(defs);
+    END IF;
+    RETURN QUERY SELECT * FROM shardid.doctor_citus();
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+SET row_security = off;
+
+COMMENT ON FUNCTION doctor(boolean) IS
+'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
 
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant
