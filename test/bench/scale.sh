@@ -9,7 +9,9 @@
 #   shardid    a template schema of TABLES tables (id bigint PRIMARY KEY, a
 #              user_id with an index of its own, a payload), provisioned
 #              with CALL shardid.provision_shards(template, 0, N - 1), the
-#              DEFAULT next_id(shard, nextval(...)) it makes;
+#              DEFAULT it makes by default (next_id(shard) in strict mode;
+#              release 1.3 before 2026-11-26 made next_id(shard,
+#              nextval(...)) with a sequence per table);
 #   bigserial  the same tables made by a procedure of the same shape,
 #              committing after each shard, id bigserial.
 # and, side by side, with ratios shardid / bigserial:
