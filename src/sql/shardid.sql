@@ -1050,6 +1050,31 @@ BEGIN
         fix := pg_catalog.format('SELECT shardid.citus_use_trigger(%L, %s, %L);', t.tab, t.shard, t.id_column);
         RETURN NEXT;
     END LOOP;
+    -- a trigger table whose id column leads no plain btree index: set_id()
+    -- reads a table's newest id through such an index only, so after a
+    -- tenant moved off a node whose clock was ahead new ids may sort below
+    -- the moved ones (a primary key on the id column is such an index)
+    FOR t IN SELECT ct.table_oid::pg_catalog.regclass::text AS tab, ct.id_column
+             FROM shardid.citus_tenants ct
+             WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_index i
+                               JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+                               JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+                               JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) ct.table_oid
+                                    AND a.attname OPERATOR(pg_catalog.=) ct.id_column
+                               WHERE i.indrelid OPERATOR(pg_catalog.=) ct.table_oid
+                                 AND am.amname OPERATOR(pg_catalog.=) 'btree'
+                                 AND i.indkey[0] OPERATOR(pg_catalog.=) a.attnum
+                                 AND i.indexprs IS NULL AND i.indpred IS NULL AND i.indisvalid)
+             ORDER BY 1 LOOP
+        problem := 'tenant table without an index on its id';
+        object := t.tab;
+        node := NULL;
+        detail := pg_catalog.format('The set_id() trigger reads the newest id stored in %s through a btree index that starts with column %I, and this table has none: after Citus moved the tenant off a node whose clock was ahead, new ids may sort below the moved ones.',
+                                    t.tab, t.id_column);
+        fix := pg_catalog.format('ALTER TABLE %s ADD PRIMARY KEY (%I);  -- or CREATE INDEX ON %s (%I);',
+                                 t.tab, t.id_column, t.tab, t.id_column);
+        RETURN NEXT;
+    END LOOP;
     -- triggers that citus_tenants leaves out: the table's owner may not
     -- register shards
     FOR t IN SELECT c.oid::pg_catalog.regclass::text AS tab, pg_catalog.pg_get_userbyid(c.relowner) AS owner

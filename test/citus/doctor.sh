@@ -39,12 +39,22 @@ doctor() { at "$COORD" -F'|' -c "SELECT problem, object, coalesce(node, '') FROM
 expect "$(doctor)" = "id made where the statement arrives|tenant_7.d.id|" "doctor on a healthy cluster but for a DEFAULT"
 at "$COORD" -c "ALTER TABLE tenant_7.d ALTER COLUMN id DROP DEFAULT" -c "SELECT shardid.citus_use_trigger('tenant_7.d', 7)" >/dev/null
 expect "$(doctor)" = "" "doctor on a healthy cluster"
+# a tenant table without an index on its id: set_id() cannot read its
+# newest id (1.2 reported nothing; a new row sorted below 224 moved ones)
+at "$COORD" -c "CREATE TABLE tenant_7.n (id bigint NOT NULL, v int)" >/dev/null 2>&1 || fail "CREATE TABLE tenant_7.n"
+expect "$(at "$COORD" -c "SELECT count(*) FROM shardid.citus_tenants WHERE schema_name = 'tenant_7' AND table_name = 'n'")" = 1 \
+	"the guard gave tenant_7.n the trigger"
+expect "$(at "$COORD" -F'|' -c "SELECT problem, object, fix FROM shardid.citus_doctor() ORDER BY 1, 2")" = \
+	"tenant table without an index on its id|tenant_7.n|ALTER TABLE tenant_7.n ADD PRIMARY KEY (id);  -- or CREATE INDEX ON tenant_7.n (id);" \
+	"doctor on a tenant table without an index on its id"
+at "$COORD" -c "ALTER TABLE tenant_7.n ADD PRIMARY KEY (id)" >/dev/null || fail "the fix"
+expect "$(doctor)" = "" "doctor after the fix"
 
 # every node knows the tenants and their shards
 for port in "$COORD" "$W1" "$W2"; do
 	expect "$(at "$port" -c "SELECT string_agg(schema_name || '.' || table_name || '=' || shard, ' ' ORDER BY schema_name, table_name)
 		FROM shardid.citus_tenants WHERE table_name !~ '_[0-9]+$'")" = \
-		"tenant_7.a=7 tenant_7.b=7 tenant_7.d=7 tenant_8.a=8" "citus_tenants on port $port"
+		"tenant_7.a=7 tenant_7.b=7 tenant_7.d=7 tenant_7.n=7 tenant_8.a=8" "citus_tenants on port $port"
 done
 
 # a row of shard 9 planted into tenant_7.a's shard table, on its worker
