@@ -2995,8 +2995,10 @@ COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
 -- template (table_drift()), with the statements that would align it.  The
 -- template is not recorded anywhere: it is taken to be the only table of
 -- the same name outside the shard schemas (schemas registered or holding an
--- id DEFAULT, system schemas and schema shardid aside); a name that two
--- such schemas hold is not compared.
+-- id DEFAULT, system schemas and schema shardid aside) of a role that may
+-- register shards (or whose objects the caller trusts, owner_trusted()), as
+-- create_shards()'s templates are; a name that two such tables have is not
+-- compared.
 --
 -- At thousands of shards nearly every table is like its template, and
 -- table_drift() deparses (which opens each table): so each table's shape
@@ -3041,6 +3043,13 @@ BEGIN
                           WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
                             AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                             AND c.relname = ANY (names)
+                            -- of a role that may register shards, or whose
+                            -- objects the caller trusts: any role with a
+                            -- schema of its own could otherwise hide a drift
+                            -- (a second table of the name) or be the template
+                            -- whose DEFAULTs and checks the fix adds
+                            AND (has_table_privilege(c.relowner, 'shardid.shard_registry'::regclass, 'INSERT')
+                                 OR shardid.owner_trusted(c.relowner))
                           GROUP BY c.relname HAVING count(*) = 1) o);
     FOR r IN
         WITH pairs AS MATERIALIZED (
