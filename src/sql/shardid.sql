@@ -3020,8 +3020,10 @@ COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
 -- template (table_drift()), with the statements that would align it.  The
 -- template is not recorded anywhere: it is taken to be the only table of
 -- the same name outside the shard schemas (schemas registered or holding an
--- id DEFAULT, system schemas and schema shardid aside); a name that two
--- such schemas hold is not compared.
+-- id DEFAULT, system schemas and schema shardid aside) of a role that may
+-- register shards (or whose objects the caller trusts, owner_trusted()), as
+-- create_shards()'s templates are; a name that two such tables have is not
+-- compared.
 --
 -- At thousands of shards nearly every table is like its template, and
 -- table_drift() deparses (which opens each table): so each table's shape
@@ -3066,6 +3068,13 @@ BEGIN
                           WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
                             AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                             AND c.relname = ANY (names)
+                            -- of a role that may register shards, or whose
+                            -- objects the caller trusts: any role with a
+                            -- schema of its own could otherwise hide a drift
+                            -- (a second table of the name) or be the template
+                            -- whose DEFAULTs and checks the fix adds
+                            AND (has_table_privilege(c.relowner, 'shardid.shard_registry'::regclass, 'INSERT')
+                                 OR shardid.owner_trusted(c.relowner))
                           GROUP BY c.relname HAVING count(*) = 1) o);
     FOR r IN
         WITH pairs AS MATERIALIZED (
@@ -3123,7 +3132,8 @@ BEGIN
                   FROM differing d WHERE NOT d.is_locked
                   ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
         )
-        SELECT d.*, f.drift
+        SELECT d.*, f.drift,
+               (SELECT c.relowner FROM pg_class c WHERE c.oid = d.table_oid) AS table_owner
         FROM differing d
         LEFT JOIN drifts f ON f.template_oid = d.template_oid AND f.column_name = d.column_name AND f.shape = d.shape
         WHERE d.is_locked OR f.drift IS NOT NULL
@@ -3138,8 +3148,18 @@ BEGIN
             problem := 'table differs from its template';
             detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas, taken as its template: %s.',
                              r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
-            fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
-                          shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
+            IF has_table_privilege(r.table_owner, 'shardid.shard_registry'::regclass, 'INSERT')
+               OR shardid.owner_trusted(r.table_owner) THEN
+                fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
+                              shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
+            ELSE
+                -- no statements: run by another role, they would run what
+                -- the owner chose (its casts of a column type, its index
+                -- expressions), and SET ROLE is no barrier to that code
+                fix := format('Table %I.%I belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
+                              r.schema_name, r.table_name, pg_get_userbyid(r.table_owner),
+                              r.template_oid::regclass::text, format('%I.%I', r.schema_name, r.table_name), r.column_name);
+            END IF;
         END IF;
         RETURN NEXT;
     END LOOP;
