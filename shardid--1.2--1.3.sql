@@ -2566,6 +2566,13 @@ BEGIN
                           WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
                             AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
                             AND c.relname = ANY (names)
+                            -- of a role that may register shards, or whose
+                            -- objects the caller trusts: any role with a
+                            -- schema of its own could otherwise hide a drift
+                            -- (a second table of the name) or be the template
+                            -- whose DEFAULTs and checks the fix adds
+                            AND (has_table_privilege(c.relowner, 'shardid.shard_registry'::regclass, 'INSERT')
+                                 OR shardid.owner_trusted(c.relowner))
                           GROUP BY c.relname HAVING count(*) = 1) o);
     FOR r IN
         WITH pairs AS MATERIALIZED (
@@ -2623,7 +2630,8 @@ BEGIN
                   FROM differing d WHERE NOT d.is_locked
                   ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
         )
-        SELECT d.*, f.drift
+        SELECT d.*, f.drift,
+               (SELECT c.relowner FROM pg_class c WHERE c.oid = d.table_oid) AS table_owner
         FROM differing d
         LEFT JOIN drifts f ON f.template_oid = d.template_oid AND f.column_name = d.column_name AND f.shape = d.shape
         WHERE d.is_locked OR f.drift IS NOT NULL
@@ -2636,10 +2644,20 @@ BEGIN
             fix := 'Run shardid.doctor() again when the table is not locked.';
         ELSE
             problem := 'table differs from its template';
-            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas, taken as its template: %s.',
+            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas of a role that may register shards (or whose objects you trust), taken as its template: %s.',
                              r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
-            fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
-                          shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
+            IF has_table_privilege(r.table_owner, 'shardid.shard_registry'::regclass, 'INSERT')
+               OR shardid.owner_trusted(r.table_owner) THEN
+                fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
+                              shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
+            ELSE
+                -- no statements: run by another role, they would run what
+                -- the owner chose (its casts of a column type, its index
+                -- expressions), and SET ROLE is no barrier to that code
+                fix := format('Table %I.%I belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
+                              r.schema_name, r.table_name, pg_get_userbyid(r.table_owner),
+                              r.template_oid::regclass::text, format('%I.%I', r.schema_name, r.table_name), r.column_name);
+            END IF;
         END IF;
         RETURN NEXT;
     END LOOP;
@@ -2800,143 +2818,6 @@ SET row_security = off;
 
 COMMENT ON FUNCTION doctor(boolean) IS
 'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
-
--- doctor_drift(): a template is a table of a role that may register shards
--- (or whose objects the caller trusts): a same-named table of any other
--- role hid a drift, or was taken as the template and its DEFAULTs and
--- checks put into the fix; a shard's table of such a role gets no
--- statements in its fix, which would run its owner's casts as the reader
-CREATE OR REPLACE FUNCTION doctor_drift(defs shardid.id_defaults[])
-RETURNS TABLE (problem text, object text, detail text, fix text)
-AS $$
-DECLARE
-    r record;
-    not_templates jsonb;
-    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
-    names name[];
-    template_of jsonb;
-    locked oid[];
-BEGIN
-    not_templates := (SELECT jsonb_object_agg(x.schema_name, true)
-                      FROM (SELECT d.schema_name FROM unnest(defs) d
-                            UNION SELECT g.schema_name FROM shardid.shard_registry g
-                            UNION VALUES ('shardid'::name), ('information_schema'::name)) x);
-    locked := ARRAY(SELECT l.relation FROM pg_locks l
-                    WHERE l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock'
-                      AND l.pid IS DISTINCT FROM pg_backend_pid()
-                      AND l.database = (SELECT db.oid FROM pg_database db WHERE db.datname = current_database()));
-    -- the template of each table name: the tables of the few schemas that
-    -- are no shard's, found through their dependency on the schema (pg_class
-    -- has no index on relnamespace, and read by name it would give every
-    -- shard's table of that name), in a jsonb object looked up by key
-    names := ARRAY(SELECT DISTINCT d.table_name FROM unnest(defs) d);
-    template_of := (SELECT jsonb_object_agg(o.relname, o.template_oid)
-                    FROM (SELECT c.relname, min(c.oid) AS template_oid
-                          FROM pg_namespace n
-                          JOIN pg_depend dep ON dep.refclassid = 'pg_namespace'::regclass AND dep.refobjid = n.oid
-                                            AND dep.refobjsubid = 0 AND dep.classid = 'pg_class'::regclass
-                          JOIN pg_class c ON c.oid = dep.objid
-                          WHERE NOT coalesce(not_templates ? n.nspname::text, false) AND n.nspname !~ '^pg_'
-                            AND c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-                            AND c.relname = ANY (names)
-                            -- of a role that may register shards, or whose
-                            -- objects the caller trusts: any role with a
-                            -- schema of its own could otherwise hide a drift
-                            -- (a second table of the name) or be the template
-                            -- whose DEFAULTs and checks the fix adds
-                            AND (has_table_privilege(c.relowner, 'shardid.shard_registry'::regclass, 'INSERT')
-                                 OR shardid.owner_trusted(c.relowner))
-                          GROUP BY c.relname HAVING count(*) = 1) o);
-    FOR r IN
-        WITH pairs AS MATERIALIZED (
-            -- the tables of registered shards, with their id column and
-            -- their template
-            SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard,
-                   (template_of ->> d.table_name::text)::oid AS template_oid
-            FROM unnest(defs) d
-            WHERE d.plain_call AND d.id_type = 'bigint'::regtype AND d.partition_of IS NULL
-              AND (registered ->> d.shard::text) = d.schema_name::text
-              AND template_of ? d.table_name::text
-        ), rels AS (
-            SELECT p.table_oid AS rel, p.column_name FROM pairs p
-            UNION ALL
-            SELECT DISTINCT p.template_oid, p.column_name FROM pairs p
-        ), items AS (
-            SELECT rl.rel, rl.column_name,
-                   concat_ws(' ', 'column', a.attname, a.atttypid, a.atttypmod, a.attnotnull,
-                             CASE WHEN a.atthasdef AND a.attname <> rl.column_name THEN
-                                 (SELECT regexp_replace(ad.adbin, ' :location -?[0-9]+', '', 'g') FROM pg_attrdef ad
-                                  WHERE ad.adrelid = a.attrelid AND ad.adnum = a.attnum) END) AS item
-            FROM rels rl JOIN pg_attribute a ON a.attrelid = rl.rel
-            WHERE a.attnum > 0 AND NOT a.attisdropped
-            UNION ALL
-            SELECT rl.rel, rl.column_name,
-                   concat_ws(' ', 'constraint', c.contype, c.conkey, c.connoinherit,
-                             (SELECT f.relname FROM pg_class f WHERE f.oid = c.confrelid),
-                             regexp_replace(c.conbin, ' :location -?[0-9]+', '', 'g'))
-            FROM rels rl JOIN pg_constraint c ON c.conrelid = rl.rel
-            WHERE c.contype IN ('p', 'u', 'f', 'c', 'x')
-            UNION ALL
-            SELECT rl.rel, rl.column_name,
-                   concat_ws(' ', 'index', i.indisunique, i.indnullsnotdistinct, i.indnkeyatts, i.indkey,
-                             i.indclass, i.indoption, i.indcollation, ic.reloptions, ic.relam,
-                             regexp_replace(i.indexprs, ' :location -?[0-9]+', '', 'g'),
-                             regexp_replace(i.indpred, ' :location -?[0-9]+', '', 'g'))
-            FROM rels rl JOIN pg_index i ON i.indrelid = rl.rel
-            JOIN pg_class ic ON ic.oid = i.indexrelid
-        ), shapes AS MATERIALIZED (
-            SELECT x.rel, x.column_name,
-                   concat_ws(' ', count(*), sum(hashtext(x.item)), sum(hashtextextended(x.item, 1))) AS shape
-            FROM items x GROUP BY x.rel, x.column_name
-        ), differing AS MATERIALIZED (
-            SELECT p.*, s.shape,
-                   p.table_oid = ANY (locked) OR p.template_oid = ANY (locked) AS is_locked
-            FROM pairs p
-            JOIN shapes s ON s.rel = p.table_oid AND s.column_name = p.column_name
-            JOIN shapes ts ON ts.rel = p.template_oid AND ts.column_name = p.column_name
-            WHERE s.shape <> ts.shape
-        ), drifts AS (
-            -- tables of one shape differ from the template alike
-            SELECT o.template_oid, o.column_name, o.shape,
-                   shardid.table_drift(o.template_oid, o.table_oid, o.column_name) AS drift
-            FROM (SELECT DISTINCT ON (d.template_oid, d.column_name, d.shape) d.*
-                  FROM differing d WHERE NOT d.is_locked
-                  ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
-        )
-        SELECT d.*, f.drift,
-               (SELECT c.relowner FROM pg_class c WHERE c.oid = d.table_oid) AS table_owner
-        FROM differing d
-        LEFT JOIN drifts f ON f.template_oid = d.template_oid AND f.column_name = d.column_name AND f.shape = d.shape
-        WHERE d.is_locked OR f.drift IS NOT NULL
-        ORDER BY d.schema_name, d.table_name LOOP
-        object := format('%I.%I', r.schema_name, r.table_name);
-        IF r.is_locked THEN
-            problem := 'table not compared with its template';
-            detail := format('Table %I.%I or its template %s is locked by another session (ACCESS EXCLUSIVE), and reading its definition would wait.',
-                             r.schema_name, r.table_name, r.template_oid::regclass);
-            fix := 'Run shardid.doctor() again when the table is not locked.';
-        ELSE
-            problem := 'table differs from its template';
-            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas, taken as its template: %s.',
-                             r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
-            IF has_table_privilege(r.table_owner, 'shardid.shard_registry'::regclass, 'INSERT')
-               OR shardid.owner_trusted(r.table_owner) THEN
-                fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
-                              shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
-            ELSE
-                -- no statements: run by another role, they would run what
-                -- the owner chose (its casts of a column type, its index
-                -- expressions), and SET ROLE is no barrier to that code
-                fix := format('Table %I.%I belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
-                              r.schema_name, r.table_name, pg_get_userbyid(r.table_owner),
-                              r.template_oid::regclass::text, format('%I.%I', r.schema_name, r.table_name), r.column_name);
-            END IF;
-        END IF;
-        RETURN NEXT;
-    END LOOP;
-END
-$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp;
 
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant

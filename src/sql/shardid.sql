@@ -3146,7 +3146,7 @@ BEGIN
             fix := 'Run shardid.doctor() again when the table is not locked.';
         ELSE
             problem := 'table differs from its template';
-            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas, taken as its template: %s.',
+            detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas of a role that may register shards (or whose objects you trust), taken as its template: %s.',
                              r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
             IF has_table_privilege(r.table_owner, 'shardid.shard_registry'::regclass, 'INSERT')
                OR shardid.owner_trusted(r.table_owner) THEN
