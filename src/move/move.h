@@ -171,6 +171,8 @@ extern void server_close(Server *s);
 extern PGresult *query(Server *s, const char *sql, int nparams,...);
 extern bool exec_sql(Server *s, const char *sql, int nparams,...);
 extern bool get_value(Server *s, char **out, const char *sql, int nparams,...);
+extern bool copy_stream(Server *from, const char *out_sql, Server *to, const char *in_sql,
+						long long *rows, void (*tick) (void *, long long), void *arg);
 extern bool tx_begin(Server *s);
 extern bool tx_commit(Server *s);
 extern void tx_rollback(Server *s);
