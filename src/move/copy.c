@@ -13,6 +13,7 @@
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,32 @@ rows_tick(void *arg, long long rows)
 	progress("copy: table %s, %s rows", (const char *) arg, fmt_count(a, sizeof(a), (double) rows));
 }
 
+/* the connections of copy_rows_as_owners() */
+static Server rows_src,
+			rows_dst;
+
+/*
+ * Before a failure: the undo freezes and drops on the same tables, which
+ * the reading transaction would keep locked.
+ */
+static void rows_fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+static void
+rows_fail(const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[8192];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tx_rollback(&rows_src);
+	server_close(&rows_src);
+	tx_rollback(&rows_dst);
+	server_close(&rows_dst);
+	fail("%s", msg);
+}
+
 /*
  * The rows of the shard's tables, written on the --to server by each
  * table's owner, in one transaction of a connection of their own.
@@ -221,8 +248,8 @@ rows_tick(void *arg, long long rows)
 static void
 copy_rows_as_owners(void)
 {
-	Server		src,
-				dst;
+	Server	   *src = &rows_src,
+			   *dst = &rows_dst;
 	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));
@@ -232,21 +259,21 @@ copy_rows_as_owners(void)
 	bool		ok;
 	long long	n;
 
-	memset(&src, 0, sizeof(src));
-	memset(&dst, 0, sizeof(dst));
-	src.option = M.from.option;
-	src.conninfo = M.from.conninfo;
-	dst.option = M.to.option;
-	dst.conninfo = M.to.conninfo;
-	if (!server_connect(&src) ||
-		!exec_sql(&src, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0) ||
-		!get_value(&src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
-		!exec_sql(&src, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc))
-		fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
-	if (!server_connect(&dst) ||
-		!exec_sql(&dst, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc) ||
-		!tx_begin(&dst))
-		fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
+	memset(src, 0, sizeof(*src));
+	memset(dst, 0, sizeof(*dst));
+	src->option = M.from.option;
+	src->conninfo = M.from.conninfo;
+	dst->option = M.to.option;
+	dst->conninfo = M.to.conninfo;
+	if (!server_connect(src) ||
+		!exec_sql(src, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0) ||
+		!get_value(src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
+		!exec_sql(src, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc))
+		rows_fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
+	if (!server_connect(dst) ||
+		!exec_sql(dst, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc) ||
+		!tx_begin(dst))
+		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
 
 	/* every TEMP table and function first */
 	for (i = 0; i < M.ntables; i++)
@@ -259,7 +286,7 @@ copy_rows_as_owners(void)
 
 		if (M.tables[i].kind != 'r')
 			continue;
-		res = query(&src,
+		res = query(src,
 					"SELECT pg_catalog.string_agg(pg_catalog.quote_ident(attname), ', ' ORDER BY attnum), "
 					"pg_catalog.string_agg('c' || n || ' pg_catalog.text', ', ' ORDER BY attnum), "
 					"pg_catalog.string_agg('c' || n || '::' || pg_catalog.format_type(atttypid, atttypmod), ', ' "
@@ -269,21 +296,21 @@ copy_rows_as_owners(void)
 					"AND NOT attisdropped AND attgenerated = '') a",
 					1, M.tables[i].qname);
 		if (res == NULL)
-			fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname, db_error());
+			rows_fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname, db_error());
 		if (PQgetisnull(res, 0, 0))
-			fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
+			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
 		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
 		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
 		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) SELECT %s FROM pg_temp.shardid_move_rows_%d; "
 					   "GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END",
 					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), i);
 		PQclear(res);
-		lbody = quote_literal(&dst, body);
-		qowner = quote_ident(&dst, M.tables[i].owner);
-		ok = exec_sql(&dst, sql, 0);
+		lbody = quote_literal(dst, body);
+		qowner = quote_ident(dst, M.tables[i].owner);
+		ok = exec_sql(dst, sql, 0);
 		free(sql);
 		sql = xprintf("GRANT SELECT ON pg_temp.shardid_move_rows_%d TO %s", i, qowner);
-		ok = ok && exec_sql(&dst, sql, 0);
+		ok = ok && exec_sql(dst, sql, 0);
 		free(sql);
 		/* made right before its call: an owner may alter its own functions */
 		make[i] = xprintf("CREATE FUNCTION pg_temp.shardid_move_write_%d() RETURNS pg_catalog.int8 LANGUAGE plpgsql "
@@ -293,7 +320,7 @@ copy_rows_as_owners(void)
 		free(lbody);
 		free(qowner);
 		if (!ok)
-			fail("could not prepare the copy of table %s on the --to server: %s", M.tables[i].qname, db_error());
+			rows_fail("could not prepare the copy of table %s on the --to server: %s", M.tables[i].qname, db_error());
 	}
 
 	/* the rows, as text */
@@ -304,18 +331,19 @@ copy_rows_as_owners(void)
 
 		if (M.tables[i].kind != 'r')
 			continue;
-		check_interrupt();
+		if (interrupted_by)
+			rows_fail("interrupted");
 		out = xprintf("COPY %s (%s) TO STDOUT", M.tables[i].qname, cols[i]);
 		in = xprintf("COPY pg_temp.shardid_move_rows_%d FROM STDIN", i);
-		ok = copy_stream(&src, out, &dst, in, &n, rows_tick, M.tables[i].qname);
+		ok = copy_stream(src, out, dst, in, &n, rows_tick, M.tables[i].qname);
 		progress_end();
 		free(out);
 		free(in);
 		if (!ok)
-			fail("could not copy the rows of table %s: %s", M.tables[i].qname, db_error());
+			rows_fail("could not copy the rows of table %s: %s", M.tables[i].qname, db_error());
 	}
-	tx_rollback(&src);
-	server_close(&src);
+	tx_rollback(src);
+	server_close(src);
 
 	/* written by their owners */
 	for (i = 0; i < M.ntables; i++)
@@ -325,25 +353,24 @@ copy_rows_as_owners(void)
 
 		if (M.tables[i].kind != 'r')
 			continue;
-		check_interrupt();
+		if (interrupted_by)
+			rows_fail("interrupted");
 		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
 		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
-		ok = exec_sql(&dst, make[i], 0) && exec_sql(&dst, own[i], 0) && get_value(&dst, &written, call, 0);
+		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0);
 		progress_end();
 		free(call);
 		if (!ok)
 		{
 			char	   *why = xstrdup(db_error());
 
-			tx_rollback(&dst);
-			server_close(&dst);
-			fail("could not write the rows of table %s as its owner %s: %s", M.tables[i].qname,
+			rows_fail("could not write the rows of table %s as its owner %s: %s", M.tables[i].qname,
 				 M.tables[i].owner, why);
 		}
 		free(written);
 	}
 
-	if (!get_value(&dst, &bad,
+	if (!get_value(dst, &bad,
 				   "SELECT pg_catalog.string_agg(x, '; ' ORDER BY x) FROM ("
 				   "SELECT pg_catalog.format('deferrable constraint trigger %I on table %s of role %s', t.tgname, "
 				   "t.tgrelid::pg_catalog.regclass, r.rolname) x FROM pg_catalog.pg_trigger t "
@@ -354,14 +381,12 @@ copy_rows_as_owners(void)
 	{
 		char	   *why = bad ? bad : xstrdup(db_error());
 
-		tx_rollback(&dst);
-		server_close(&dst);
-		fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a superuser",
+		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a superuser",
 			 M.shard, why);
 	}
-	if (!tx_commit(&dst))
-		fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
-	server_close(&dst);
+	if (!tx_commit(dst))
+		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+	server_close(dst);
 	for (i = 0; i < M.ntables; i++)
 	{
 		free(cols[i]);

@@ -64,6 +64,8 @@ CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
 SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
 INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
 GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
+GRANT SELECT ON shard_0005.events TO mallory;
+COMMENT ON TABLE shard_0005.events IS 'the events';
 SQL
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION shard_0005.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
@@ -99,7 +101,10 @@ expect "$(on "$b" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 re
 for t in t_xml t_comp t_range t_pred; do
 	expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.$t")" = 20 "rows of $t on the target"
 done
-expect "$(on "$b" -c "SELECT count(*) FROM shard_0005.events")" = 50 "rows of events on the target"
+# pg_restore made the privileges and comments around the rows
+expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.events")" = 50 "rows of events on the target (granted)"
+expect "$(on "$b" -c "SELECT obj_description('shard_0005.events'::regclass, 'pg_class')")" = "the events" "comment on the target"
+expect "$(on "$b" -c "SELECT count(*) FROM pg_index WHERE indrelid = 'shard_0005.t_pred'::regclass")" = 2 "indexes of t_pred on the target"
 expect "$(on "$b" -c "SELECT string_agg(p::text || ' ' || r::text, ',') FROM shard_0005.t_comp JOIN shard_0005.t_range USING (id) WHERE id = 3")" \
 	= "(3) [3,4)" "composite and range values copied"
 no_superuser_code "offline move"
