@@ -6,7 +6,8 @@
 # mallory.strike() (which tries RESET ROLE and SET SESSION AUTHORIZATION
 # DEFAULT, and when it runs as a superuser counts on mallory.hits and makes
 # mallory superuser) by paths no pg_depend edge shows:
-#   t_xml    a CHECK through query_to_xml(), a built-in that runs SQL text;
+#   t_xml    a CHECK through ts_rewrite(), a built-in that runs SQL text (as
+#            query_to_xml() does, which needs a server built with libxml);
 #   t_comp   a composite type whose attribute is of a domain with a CHECK;
 #   t_range  a range type whose subtype is that domain;
 #   t_pred   a partial index whose predicate calls her function.
@@ -70,7 +71,8 @@ SQL
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION shard_0005.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
 CREATE TABLE shard_0005.t_xml (id bigint PRIMARY KEY,
-    n integer CHECK (pg_catalog.query_to_xml('SELECT mallory.strike()', false, false, '') IS NOT NULL));
+    n integer CHECK (pg_catalog.ts_rewrite('x'::pg_catalog.tsquery,
+        'SELECT CASE WHEN mallory.strike() THEN ''x''::pg_catalog.tsquery END, ''y''::pg_catalog.tsquery') IS NOT NULL));
 CREATE DOMAIN shard_0005.guarded AS integer CHECK (shard_0005.f(VALUE));
 CREATE TYPE shard_0005.pair AS (v shard_0005.guarded);
 CREATE TABLE shard_0005.t_comp (id bigint PRIMARY KEY, p shard_0005.pair);
@@ -111,7 +113,7 @@ no_superuser_code "offline move"
 
 # 2. online back
 version=$(on "$a" -c "SHOW server_version_num")
-out=$("$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --online 2>&1)
+out=$("$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --online --drop-source --yes 2>&1)
 status=$?
 echo "$out" | sed 's/^/  | /'
 if [ "$version" -ge 160000 ]; then
