@@ -192,6 +192,18 @@ rows_tick(void *arg, long long rows)
 	progress("copy: table %s, %s rows", (const char *) arg, fmt_count(a, sizeof(a), (double) rows));
 }
 
+/*
+ * The settings both ends of the rows' copy share, as pg_dump and pg_restore
+ * set them: the values' text must mean the same on both servers, whatever
+ * their configuration (dates, intervals, floats in full, XML).
+ */
+#define ROWS_SETTINGS_SQL \
+	"SELECT pg_catalog.set_config('client_encoding', $1, false), " \
+	"pg_catalog.set_config('datestyle', 'ISO', false), " \
+	"pg_catalog.set_config('intervalstyle', 'postgres', false), " \
+	"pg_catalog.set_config('extra_float_digits', '3', false), " \
+	"pg_catalog.set_config('xmloption', 'content', false)"
+
 /* the connections of copy_rows_as_owners() */
 static Server rows_src,
 			rows_dst;
@@ -268,10 +280,10 @@ copy_rows_as_owners(void)
 	if (!server_connect(src) ||
 		!exec_sql(src, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0) ||
 		!get_value(src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
-		!exec_sql(src, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc))
+		!exec_sql(src, ROWS_SETTINGS_SQL, 1, enc))
 		rows_fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
 	if (!server_connect(dst) ||
-		!exec_sql(dst, "SELECT pg_catalog.set_config('client_encoding', $1, false)", 1, enc) ||
+		!exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc) ||
 		!tx_begin(dst))
 		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
 

@@ -67,6 +67,12 @@ INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
 GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
 GRANT SELECT ON shard_0005.events TO mallory;
 COMMENT ON TABLE shard_0005.events IS 'the events';
+-- values whose text depends on settings, which differ between the servers
+CREATE TABLE shard_0005.vals (id bigint PRIMARY KEY, d date, f float8, i interval);
+INSERT INTO shard_0005.vals VALUES (1, '2026-03-04', 0.1::float8 + 0.2, '1 day 2 hours 3.5 seconds');
+ALTER DATABASE app SET datestyle = 'SQL, DMY';
+ALTER DATABASE app SET intervalstyle = 'sql_standard';
+ALTER DATABASE app SET extra_float_digits = -3;
 SQL
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION shard_0005.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
@@ -103,6 +109,8 @@ expect "$(on "$b" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 re
 for t in t_xml t_comp t_range t_pred; do
 	expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.$t")" = 20 "rows of $t on the target"
 done
+expect "$(on "$b" -c "SELECT d = '2026-03-04' AND f = 0.1::float8 + 0.2 AND i = '1 day 2 hours 3.5 seconds' FROM shard_0005.vals")" \
+	= t "values copied whatever the servers' datestyle, intervalstyle and extra_float_digits"
 # pg_restore made the privileges and comments around the rows
 expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.events")" = 50 "rows of events on the target (granted)"
 expect "$(on "$b" -c "SELECT obj_description('shard_0005.events'::regclass, 'pg_class')")" = "the events" "comment on the target"
