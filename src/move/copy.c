@@ -313,7 +313,8 @@ copy_rows_as_owners(void)
 			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
 		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
 		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
-		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) SELECT %s FROM pg_temp.shardid_move_rows_%d; "
+		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
+					   "SELECT %s FROM pg_temp.shardid_move_rows_%d; "
 					   "GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END",
 					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), i);
 		PQclear(res);

@@ -68,7 +68,9 @@ GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
 GRANT SELECT ON shard_0005.events TO mallory;
 COMMENT ON TABLE shard_0005.events IS 'the events';
 -- values whose text depends on settings, which differ between the servers
-CREATE TABLE shard_0005.vals (id bigint PRIMARY KEY, d date, f float8, i interval);
+-- and an identity column GENERATED ALWAYS, whose values COPY keeps
+CREATE TABLE shard_0005.vals (id bigint PRIMARY KEY, d date, f float8, i interval,
+    k integer GENERATED ALWAYS AS IDENTITY (START 7));
 INSERT INTO shard_0005.vals VALUES (1, '2026-03-04', 0.1::float8 + 0.2, '1 day 2 hours 3.5 seconds');
 ALTER DATABASE app SET datestyle = 'SQL, DMY';
 ALTER DATABASE app SET intervalstyle = 'sql_standard';
@@ -109,8 +111,8 @@ expect "$(on "$b" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 re
 for t in t_xml t_comp t_range t_pred; do
 	expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.$t")" = 20 "rows of $t on the target"
 done
-expect "$(on "$b" -c "SELECT d = '2026-03-04' AND f = 0.1::float8 + 0.2 AND i = '1 day 2 hours 3.5 seconds' FROM shard_0005.vals")" \
-	= t "values copied whatever the servers' datestyle, intervalstyle and extra_float_digits"
+expect "$(on "$b" -c "SELECT d = '2026-03-04' AND f = 0.1::float8 + 0.2 AND i = '1 day 2 hours 3.5 seconds' AND k = 7 FROM shard_0005.vals")" \
+	= t "values copied whatever the servers' datestyle, intervalstyle and extra_float_digits, identity kept"
 # pg_restore made the privileges and comments around the rows
 expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.events")" = 50 "rows of events on the target (granted)"
 expect "$(on "$b" -c "SELECT obj_description('shard_0005.events'::regclass, 'pg_class')")" = "the events" "comment on the target"
