@@ -287,7 +287,7 @@ copy_rows_as_owners(void)
 		!tx_begin(dst))
 		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
 
-	/* every TEMP table and function first */
+	/* every TEMP table first, and the functions' text */
 	for (i = 0; i < M.ntables; i++)
 	{
 		PGresult   *res;
@@ -378,11 +378,12 @@ copy_rows_as_owners(void)
 			char	   *why = xstrdup(db_error());
 
 			rows_fail("could not write the rows of table %s as its owner %s: %s", M.tables[i].qname,
-				 M.tables[i].owner, why);
+					  M.tables[i].owner, why);
 		}
 		free(written);
 	}
 
+	/* what the COMMIT would run as the superuser */
 	if (!get_value(dst, &bad,
 				   "SELECT pg_catalog.string_agg(x, '; ' ORDER BY x) FROM ("
 				   "SELECT pg_catalog.format('deferrable constraint trigger %I on table %s of role %s', t.tgname, "
@@ -390,13 +391,11 @@ copy_rows_as_owners(void)
 				   "JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
 				   "WHERE t.tgdeferrable AND NOT t.tgisinternal AND NOT r.rolsuper "
 				   "UNION ALL SELECT pg_catalog.format('cursor %I WITH HOLD', name) FROM pg_catalog.pg_cursors "
-				   "WHERE is_holdable) l", 0) || bad != NULL)
-	{
-		char	   *why = bad ? bad : xstrdup(db_error());
-
-		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a superuser",
-			 M.shard, why);
-	}
+				   "WHERE is_holdable) l", 0))
+		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+	if (bad != NULL)
+		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a "
+				  "superuser", M.shard, bad);
 	if (!tx_commit(dst))
 		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
 	server_close(dst);

@@ -4,8 +4,9 @@
  *	  shardid-move's libpq layer: connections with a safe search_path,
  *	  queries whose values travel only as $n parameters, identifiers quoted
  *	  by PQescapeIdentifier (each armed for proc.c's signal-driven cancel),
- *	  and the connection strings handed to pg_dump, pg_restore and the
- *	  target's subscription.
+ *	  the connection strings handed to pg_dump, pg_restore and the
+ *	  target's subscription, and COPY streamed from one connection into
+ *	  another.
  *
  * Every connection runs SELECT pg_catalog.set_config('search_path', '',
  * false) first, so that no object another role created can be picked up by
