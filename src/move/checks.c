@@ -112,91 +112,77 @@ check_servers(void)
 }
 
 /*
- * Code of other roles that the move would run as a superuser, one problem
- * per row.  No query of the move reads a shard table as the superuser
- * (owner_values()), and pg_restore creates indexes as their table's owner
- * (PostgreSQL does that itself).  What is left:
+ * What the move cannot run as the owner of the code, one problem per row.
+ * Every statement of a move that reads or writes rows of a table runs as
+ * its owner: the counts and the newest id (owner_values()), the offline
+ * rows (copy_rows_as_owners()), the subscription of PostgreSQL 16+
+ * (run_as_owner = false).  What is left is a matter of shape, not of what
+ * the code calls, so nothing here follows dependencies:
  *
  *	 kind 0, always: FORCE ROW LEVEL SECURITY, under which the owner's count
  *	   is filtered (row_security = off makes it fail instead);
- *	 kind 1, offline, or online into PostgreSQL 15 (whose subscription
- *	   applies as its owner, a superuser; 16+ apply as the table's owner):
- *	   CHECK constraints, domain CHECKs and generated columns, which COPY
- *	   and the apply evaluate for every row;
- *	 kind 2, same: index expressions and predicates of a table with a
- *	   foreign key, which pg_restore's check of the key plans;
- *	 kind 3, online into 15: index expressions and predicates (the apply
- *	   evaluates them), and triggers that fire on a subscriber (ENABLE
- *	   ALWAYS or REPLICA).
- *
- * "Code of another role": a function whose owner is no superuser, called
- * directly or through an operator (pg_depend records both; built-in objects
- * are pinned and never listed).  Restoring as the objects' owners (pg_restore
- * --use-set-session-authorization) would not help: the code could run SET
- * SESSION AUTHORIZATION DEFAULT and be the superuser again.
+ *	 kind 1, offline: an index expression or predicate of a non-superuser's
+ *	   table with a foreign key (either end), which pg_restore's check of the
+ *	   key plans as the superuser (planning evaluates their constant parts);
+ *	 kind 2, online into PostgreSQL 15, whose subscriptions apply as their
+ *	   owner, a superuser, with no way to apply as the table's owner: every
+ *	   table of a non-superuser that carries an evaluated expression (CHECK,
+ *	   a domain anywhere in a column's type, DEFAULT, generated column,
+ *	   trigger, index expression or predicate, rule, partition expression),
+ *	   whatever it calls.
  */
-#define SUPER "which this move would run as a superuser"
-#define OWNER_CODE_SQL \
+#define SHAPE_SQL \
 	"WITH RECURSIVE tbl AS (" \
-	" SELECT c.oid, c.relforcerowsecurity FROM pg_catalog.pg_class c" \
+	" SELECT c.oid, c.relforcerowsecurity, c.relowner, r.rolname, r.rolsuper FROM pg_catalog.pg_class c" \
+	" JOIN pg_catalog.pg_roles r ON r.oid = c.relowner" \
 	" WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p'))," \
-	"fn AS (" \
-	" SELECT p.oid, p.oid::pg_catalog.regprocedure::pg_catalog.text AS name," \
-	"        pg_catalog.pg_get_userbyid(p.proowner) AS owner" \
-	" FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles r ON r.oid = p.proowner WHERE NOT r.rolsuper)," \
-	"dep AS (" \
-	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
-	" JOIN fn ON d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.refobjid = fn.oid" \
-	" UNION ALL" \
-	" SELECT d.classid, d.objid, fn.name, fn.owner FROM pg_catalog.pg_depend d" \
-	" JOIN pg_catalog.pg_operator o ON d.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass" \
-	"  AND d.refobjid = o.oid" \
-	" JOIN fn ON fn.oid = o.oprcode::pg_catalog.oid)," \
-	"coltype AS (" \
-	" SELECT a.attrelid, a.attname, a.atttypid AS typ FROM tbl" \
+	"alltypes AS (" /* every type in a column's type: domains, arrays, composites, ranges */ \
+	" SELECT tbl.oid AS relid, t.oid AS typ, t.typtype FROM tbl" \
 	" JOIN pg_catalog.pg_attribute a ON a.attrelid = tbl.oid AND a.attnum > 0 AND NOT a.attisdropped" \
+	" JOIN pg_catalog.pg_type t ON t.oid = a.atttypid" \
 	" UNION" \
-	" SELECT ct.attrelid, ct.attname, CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.typelem END" \
-	" FROM coltype ct JOIN pg_catalog.pg_type t ON t.oid = ct.typ" \
-	" WHERE t.typtype = 'd' OR t.typelem <> 0)," \
+	" SELECT x.relid, t.oid, t.typtype FROM alltypes x JOIN pg_catalog.pg_type s ON s.oid = x.typ" \
+	" JOIN pg_catalog.pg_type t ON t.oid = s.typbasetype OR t.oid = s.typelem" \
+	"  OR t.oid IN (SELECT a.atttypid FROM pg_catalog.pg_attribute a WHERE a.attrelid = s.typrelid" \
+	"   AND s.typrelid <> 0 AND a.attnum > 0 AND NOT a.attisdropped)" \
+	"  OR t.oid IN (SELECT g.rngsubtype FROM pg_catalog.pg_range g WHERE g.rngtypid = s.oid)" \
+	"  OR t.oid IN (SELECT g.rngtypid FROM pg_catalog.pg_range g WHERE g.rngmultitypid = s.oid))," \
+	"carried AS (" \
+	" SELECT tbl.oid, 'a CHECK constraint' AS what FROM tbl" \
+	"  WHERE EXISTS (SELECT FROM pg_catalog.pg_constraint k WHERE k.conrelid = tbl.oid AND k.contype = 'c')" \
+	" UNION ALL SELECT tbl.oid, 'a domain in a column''s type' FROM tbl WHERE EXISTS (" \
+	"  SELECT FROM alltypes t WHERE t.relid = tbl.oid AND t.typtype = 'd')" \
+	" UNION ALL SELECT tbl.oid, 'a DEFAULT' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_attrdef d" \
+	"  JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum" \
+	"  WHERE d.adrelid = tbl.oid AND a.attgenerated = '')" \
+	" UNION ALL SELECT tbl.oid, 'a generated column' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_attribute a" \
+	"  WHERE a.attrelid = tbl.oid AND a.attgenerated <> '' AND NOT a.attisdropped)" \
+	" UNION ALL SELECT tbl.oid, 'a trigger' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_trigger g" \
+	"  WHERE g.tgrelid = tbl.oid AND NOT g.tgisinternal)" \
+	" UNION ALL SELECT tbl.oid, 'an index expression or predicate' FROM tbl WHERE EXISTS (" \
+	"  SELECT FROM pg_catalog.pg_index i WHERE i.indrelid = tbl.oid" \
+	"  AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL))" \
+	" UNION ALL SELECT tbl.oid, 'a rule' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_rewrite w" \
+	"  WHERE w.ev_class = tbl.oid)" \
+	" UNION ALL SELECT tbl.oid, 'a partition key expression' FROM tbl WHERE EXISTS (" \
+	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL))," \
 	"problem AS (" \
 	" SELECT 0 AS kind, pg_catalog.format('table %s has FORCE ROW LEVEL SECURITY: the move counts its rows " \
 	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
 	" FROM tbl WHERE tbl.relforcerowsecurity" \
 	" UNION ALL" \
-	" SELECT 1, pg_catalog.format('table %s: CHECK constraint %I calls function %s of role %s, " SUPER "'," \
-	"  tbl.oid::pg_catalog.regclass, con.conname, dep.name, dep.owner) FROM tbl" \
-	" JOIN pg_catalog.pg_constraint con ON con.conrelid = tbl.oid AND con.contype = 'c'" \
-	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
+	" SELECT 1, pg_catalog.format('table %s of role %s: index %s has an expression or a predicate, and the table " \
+	"has a foreign key, whose check pg_restore plans as a superuser', tbl.oid::pg_catalog.regclass, tbl.rolname," \
+	"  i.indexrelid::pg_catalog.regclass) FROM tbl" \
+	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
+	" WHERE NOT tbl.rolsuper AND EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
+	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
 	" UNION ALL" \
-	" SELECT 1, pg_catalog.format('table %s: column %I is of domain %s, whose CHECK constraint %I calls " \
-	"function %s of role %s, " SUPER "', ct.attrelid::pg_catalog.regclass, ct.attname, con.contypid::pg_catalog.regtype," \
-	"  con.conname, dep.name, dep.owner) FROM coltype ct" \
-	" JOIN pg_catalog.pg_constraint con ON con.contypid = ct.typ" \
-	" JOIN dep ON dep.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND dep.objid = con.oid" \
-	" UNION ALL" \
-	" SELECT 1, pg_catalog.format('table %s: generated column %I calls function %s of role %s, " SUPER "'," \
-	"  tbl.oid::pg_catalog.regclass, a.attname, dep.name, dep.owner) FROM tbl" \
-	" JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = tbl.oid" \
-	" JOIN pg_catalog.pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND a.attgenerated <> ''" \
-	" JOIN dep ON dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = ad.oid" \
-	" UNION ALL" \
-	" SELECT CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
-	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid)) THEN 2 ELSE 3 END," \
-	"  pg_catalog.format('table %s: index %s calls function %s of role %s%s, " SUPER "', tbl.oid::pg_catalog.regclass," \
-	"  i.indexrelid::pg_catalog.regclass, dep.name, dep.owner, CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_constraint f" \
-	"  WHERE f.contype = 'f' AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
-	"  THEN ' (the table has a foreign key, whose check plans it)' ELSE '' END) FROM tbl" \
-	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid" \
-	" JOIN dep ON dep.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.objid = i.indexrelid" \
-	" UNION ALL" \
-	" SELECT 3, pg_catalog.format('table %s: trigger %I fires on a subscriber (ENABLE %s) and calls function %s of " \
-	"role %s, " SUPER "', tbl.oid::pg_catalog.regclass, tg.tgname, CASE tg.tgenabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END," \
-	"  fn.name, fn.owner) FROM tbl" \
-	" JOIN pg_catalog.pg_trigger tg ON tg.tgrelid = tbl.oid AND NOT tg.tgisinternal AND tg.tgenabled IN ('A', 'R')" \
-	" JOIN fn ON fn.oid = tg.tgfoid)" \
-	"SELECT DISTINCT text FROM problem WHERE kind = 0 OR (kind IN (1, 2) AND ($2 OR $3)) OR (kind = 3 AND $3) " \
-	"ORDER BY 1"
+	" SELECT 2, pg_catalog.format('table %s of role %s carries %s: the --to server runs PostgreSQL 15, whose " \
+	"subscriptions apply changes as a superuser, with no way to apply them as the table''s owner'," \
+	"  tbl.oid::pg_catalog.regclass, tbl.rolname, pg_catalog.string_agg(c.what, ', ' ORDER BY c.what)) FROM tbl" \
+	" JOIN carried c ON c.oid = tbl.oid WHERE NOT tbl.rolsuper GROUP BY tbl.oid, tbl.rolname)" \
+	"SELECT text FROM problem WHERE kind = 0 OR (kind = 1 AND $2) OR (kind = 2 AND $3) ORDER BY kind, 1"
 
 /*
  * Enabled event triggers that would run code of another role on the move's
@@ -234,9 +220,9 @@ check_event_triggers(Server *s, const char *what)
 	return n;
 }
 
-/* is there code of another role the move would run as a superuser? */
+/* what the move could not run as its owner (SHAPE_SQL), and event triggers */
 static int
-check_owner_code(void)
+check_shapes(void)
 {
 	bool		old_apply = M.online && PQserverVersion(M.to.conn) < 160000;
 	PGresult   *res;
@@ -245,7 +231,7 @@ check_owner_code(void)
 				k;
 	Server	   *s[] = {&M.from, &M.to};
 
-	res = query(&M.from, OWNER_CODE_SQL, 3, M.src_schema_oid, M.online ? "false" : "true",
+	res = query(&M.from, SHAPE_SQL, 3, M.src_schema_oid, M.online ? "false" : "true",
 				old_apply ? "true" : "false");
 	if (res == NULL)
 		refuse("could not read the definitions of schema \"%s\": %s", M.schema, db_error());
@@ -256,11 +242,10 @@ check_owner_code(void)
 		problems += check_event_triggers(s[k], "the move's DDL");
 	if (problems > 0)
 	{
-		detail_msg("shardid-move runs no code of other roles with a superuser's rights.%s",
-				   old_apply ? " The --to server runs PostgreSQL 15, whose subscriptions apply changes as "
-				   "their owner, a superuser; from PostgreSQL 16 on they apply as the table's owner." : "");
-		hint_msg("Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move, or have a superuser own "
-				 "the functions they call.");
+		detail_msg("shardid-move runs code of other roles only with their rights.");
+		hint_msg(old_apply ? "Move the shard offline, or into a PostgreSQL 16+ server; or drop these objects "
+				 "(or ALTER EVENT TRIGGER ... DISABLE) for the move." :
+				 "Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move.");
 	}
 	return problems;
 }
@@ -419,7 +404,7 @@ preflight(void)
 	}
 	PQclear(res);
 	problems += check_room();
-	return problems + check_owner_code();
+	return problems + check_shapes();
 }
 
 /*

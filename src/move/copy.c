@@ -1,17 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * copy.c
- *	  Copying with pg_dump and pg_restore as child processes, with a
- *	  progress line read from pg_stat_progress_copy: the definitions of the
- *	  schema (online moves) or the definitions and the rows of the frozen
- *	  shard (offline moves), restored into the empty schema the move made on
- *	  the target, in one transaction.
+ *	  Copying with pg_dump and pg_restore as child processes: the
+ *	  definitions of the schema (online moves), or the definitions and the
+ *	  rows of the frozen shard (offline moves), restored into the empty
+ *	  schema the move made on the target.  Offline, the rows are written
+ *	  between the definitions pg_restore makes before them and those it
+ *	  makes after them, by each table's owner (copy_rows_as_owners()).
  *
  * src/move/copy.c
  *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +184,233 @@ run_child(const char *const argv[], const char *out, CopyProgress *cp, const cha
 	free(err);
 }
 
+static void
+rows_tick(void *arg, long long rows)
+{
+	char		a[32];
+
+	progress("copy: table %s, %s rows", (const char *) arg, fmt_count(a, sizeof(a), (double) rows));
+}
+
+/*
+ * The settings both ends of the rows' copy share, as pg_dump and pg_restore
+ * set them: the values' text must mean the same on both servers, whatever
+ * their configuration (dates, intervals, floats in full, XML).
+ */
+#define ROWS_SETTINGS_SQL \
+	"SELECT pg_catalog.set_config('client_encoding', $1, false), " \
+	"pg_catalog.set_config('datestyle', 'ISO', false), " \
+	"pg_catalog.set_config('intervalstyle', 'postgres', false), " \
+	"pg_catalog.set_config('extra_float_digits', '3', false), " \
+	"pg_catalog.set_config('xmloption', 'content', false)"
+
+/* the connections of copy_rows_as_owners() */
+static Server rows_src,
+			rows_dst;
+
+/*
+ * Before a failure: the undo freezes and drops on the same tables, which
+ * the reading transaction would keep locked.
+ */
+static void rows_fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+static void
+rows_fail(const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[8192];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tx_rollback(&rows_src);
+	server_close(&rows_src);
+	tx_rollback(&rows_dst);
+	server_close(&rows_dst);
+	fail("%s", msg);
+}
+
+/*
+ * The rows of the shard's tables, written on the --to server by each
+ * table's owner, in one transaction of a connection of their own.
+ *
+ * Writing a row runs code the table's owner chose: CHECK constraints, the
+ * CHECKs of domains anywhere in a column's type, generated columns,
+ * partition constraints, whatever they call.  It runs with the owner's
+ * rights, where the owner cannot become the superuser again: each table's
+ * rows go, as text, into a TEMP table of the superuser, and a SECURITY
+ * DEFINER function owned by the table's owner (search_path and row_security
+ * fixed, every GUC it changes undone when it returns) converts them with
+ * the columns' types and inserts them; PostgreSQL refuses SET ROLE and SET
+ * SESSION AUTHORIZATION inside it.  The TEMP tables are made before the
+ * first owner's code runs; each function right before its call, with
+ * CREATE (never OR REPLACE): an owner's code may alter the functions it
+ * owns, or take the name of one not made yet, and the move then fails.
+ * pg_restore made the tables before, without indexes, keys or triggers,
+ * and makes those after, as for its own rows.
+ *
+ * What an owner's code leaves for the COMMIT would run as the superuser
+ * (PostgreSQL before 18 fires deferred triggers as the role that commits):
+ * a deferrable constraint trigger on a table of a role that is no
+ * superuser, or a cursor WITH HOLD; when one exists at the end, nothing is
+ * committed.  The source's rows are read by COPY TO, as pg_dump does, which
+ * reads the table itself (no plan, no policy for a superuser) and calls
+ * only the types' output functions, which only superusers write.
+ */
+static void
+copy_rows_as_owners(void)
+{
+	Server	   *src = &rows_src,
+			   *dst = &rows_dst;
+	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));
+	char	   *enc = NULL,
+			   *bad = NULL;
+	int			i;
+	bool		ok;
+	long long	n;
+
+	memset(src, 0, sizeof(*src));
+	memset(dst, 0, sizeof(*dst));
+	src->option = M.from.option;
+	src->conninfo = M.from.conninfo;
+	dst->option = M.to.option;
+	dst->conninfo = M.to.conninfo;
+	if (!server_connect(src) ||
+		!exec_sql(src, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0) ||
+		!get_value(src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
+		!exec_sql(src, ROWS_SETTINGS_SQL, 1, enc))
+		rows_fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
+	if (!server_connect(dst) ||
+		!exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc) ||
+		!tx_begin(dst))
+		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
+
+	/* every TEMP table first, and the functions' text */
+	for (i = 0; i < M.ntables; i++)
+	{
+		PGresult   *res;
+		char	   *sql,
+				   *body,
+				   *lbody,
+				   *qowner;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		res = query(src,
+					"SELECT pg_catalog.string_agg(pg_catalog.quote_ident(attname), ', ' ORDER BY attnum), "
+					"pg_catalog.string_agg('c' || n || ' pg_catalog.text', ', ' ORDER BY attnum), "
+					"pg_catalog.string_agg('c' || n || '::' || pg_catalog.format_type(atttypid, atttypmod), ', ' "
+					"ORDER BY attnum) "
+					"FROM (SELECT attname, attnum, atttypid, atttypmod, pg_catalog.row_number() OVER (ORDER BY attnum) n "
+					"FROM pg_catalog.pg_attribute WHERE attrelid = $1::pg_catalog.regclass AND attnum > 0 "
+					"AND NOT attisdropped AND attgenerated = '') a",
+					1, M.tables[i].qname);
+		if (res == NULL)
+			rows_fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname, db_error());
+		if (PQgetisnull(res, 0, 0))
+			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
+		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
+		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
+		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
+					   "SELECT %s FROM pg_temp.shardid_move_rows_%d; "
+					   "GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END",
+					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), i);
+		PQclear(res);
+		lbody = quote_literal(dst, body);
+		qowner = quote_ident(dst, M.tables[i].owner);
+		ok = exec_sql(dst, sql, 0);
+		free(sql);
+		sql = xprintf("GRANT SELECT ON pg_temp.shardid_move_rows_%d TO %s", i, qowner);
+		ok = ok && exec_sql(dst, sql, 0);
+		free(sql);
+		/* made right before its call: an owner may alter its own functions */
+		make[i] = xprintf("CREATE FUNCTION pg_temp.shardid_move_write_%d() RETURNS pg_catalog.int8 LANGUAGE plpgsql "
+						  "SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS %s", i, lbody);
+		own[i] = xprintf("ALTER FUNCTION pg_temp.shardid_move_write_%d() OWNER TO %s", i, qowner);
+		free(body);
+		free(lbody);
+		free(qowner);
+		if (!ok)
+			rows_fail("could not prepare the copy of table %s on the --to server: %s", M.tables[i].qname, db_error());
+	}
+
+	/* the rows, as text */
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *out,
+				   *in;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (interrupted_by)
+			rows_fail("interrupted");
+		out = xprintf("COPY %s (%s) TO STDOUT", M.tables[i].qname, cols[i]);
+		in = xprintf("COPY pg_temp.shardid_move_rows_%d FROM STDIN", i);
+		ok = copy_stream(src, out, dst, in, &n, rows_tick, M.tables[i].qname);
+		progress_end();
+		free(out);
+		free(in);
+		if (!ok)
+			rows_fail("could not copy the rows of table %s: %s", M.tables[i].qname, db_error());
+	}
+	tx_rollback(src);
+	server_close(src);
+
+	/* written by their owners */
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *call,
+				   *written = NULL;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (interrupted_by)
+			rows_fail("interrupted");
+		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
+		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
+		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0);
+		progress_end();
+		free(call);
+		if (!ok)
+		{
+			char	   *why = xstrdup(db_error());
+
+			rows_fail("could not write the rows of table %s as its owner %s: %s", M.tables[i].qname,
+					  M.tables[i].owner, why);
+		}
+		free(written);
+	}
+
+	/* what the COMMIT would run as the superuser */
+	if (!get_value(dst, &bad,
+				   "SELECT pg_catalog.string_agg(x, '; ' ORDER BY x) FROM ("
+				   "SELECT pg_catalog.format('deferrable constraint trigger %I on table %s of role %s', t.tgname, "
+				   "t.tgrelid::pg_catalog.regclass, r.rolname) x FROM pg_catalog.pg_trigger t "
+				   "JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
+				   "WHERE t.tgdeferrable AND NOT t.tgisinternal AND NOT r.rolsuper "
+				   "UNION ALL SELECT pg_catalog.format('cursor %I WITH HOLD', name) FROM pg_catalog.pg_cursors "
+				   "WHERE is_holdable) l", 0))
+		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+	if (bad != NULL)
+		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a "
+				  "superuser", M.shard, bad);
+	if (!tx_commit(dst))
+		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+	server_close(dst);
+	for (i = 0; i < M.ntables; i++)
+	{
+		free(cols[i]);
+		free(make[i]);
+		free(own[i]);
+	}
+	free(cols);
+	free(make);
+	free(own);
+	free(enc);
+}
+
 /*
  * Dump the schema (data too unless schema_only), restore it into the empty
  * schema this move created on the target, in one transaction.
@@ -244,9 +473,15 @@ copy_schema(bool schema_only)
 		while (fgets(line, sizeof(line), in))
 		{
 			char	   *p = strchr(line, ';');
+			char	   *type = NULL;
 
+			/* "<id>; <catalog> <oid> <type> ...": the type after two numbers */
+			if (p && p[1] == ' ' && (type = strchr(p + 2, ' ')) != NULL)
+				type = strchr(type + 1, ' ');
 			if (line[0] != ';' && p && strncmp(p + 2, skip, strlen(skip)) == 0)
 				fprintf(out, ";%s", line);
+			else if (line[0] != ';' && !schema_only && type && strncmp(type + 1, "TABLE DATA ", 11) == 0)
+				fprintf(out, ";%s", line);	/* written by the owners */
 			else
 				fputs(line, out);
 		}
@@ -257,15 +492,29 @@ copy_schema(bool schema_only)
 
 	pause_point("restore");
 	check_interrupt();
+	if (schema_only)
 	{
 		const char *argv[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
 		list_arg, to_db, dump, NULL};
 
+		run_child(argv, NULL, NULL, "pg_restore into the --to server", to_pw);
+	}
+	else
+	{
+		/* the definitions, the sequences' positions; the rows; the indexes, keys, triggers */
+		const char *before[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+			"--section=pre-data", "--section=data", list_arg, to_db, dump, NULL};
+		const char *after[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+		"--section=post-data", list_arg, to_db, dump, NULL};
+
+		run_child(before, NULL, NULL, "pg_restore into the --to server", to_pw);
+		copy_rows_as_owners();
+		check_interrupt();
 		cp.server = &M.to;
-		cp.label = "copy, writing to the --to server";
+		cp.label = "copy, building indexes and keys on the --to server";
 		cp.command = "COPY FROM";
 		cp.by_relid = true;
-		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_restore into the --to server", to_pw);
+		run_child(after, NULL, &cp, "pg_restore into the --to server", to_pw);
 	}
 	unlink(dump);
 	unlink(list);

@@ -4,8 +4,9 @@
  *	  shardid-move's libpq layer: connections with a safe search_path,
  *	  queries whose values travel only as $n parameters, identifiers quoted
  *	  by PQescapeIdentifier (each armed for proc.c's signal-driven cancel),
- *	  and the connection strings handed to pg_dump, pg_restore and the
- *	  target's subscription.
+ *	  the connection strings handed to pg_dump, pg_restore and the
+ *	  target's subscription, and COPY streamed from one connection into
+ *	  another.
  *
  * Every connection runs SELECT pg_catalog.set_config('search_path', '',
  * false) first, so that no object another role created can be picked up by
@@ -222,6 +223,90 @@ get_value(Server *s, char **out, const char *sql, int nparams,...)
 		*out = xstrdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return true;
+}
+
+/*
+ * Stream the rows of out_sql (a COPY ... TO STDOUT on from) into in_sql (a
+ * COPY ... FROM STDIN on to); *rows counts them.  tick(arg, rows) runs now
+ * and then.  False on error (db_error() says why).
+ */
+bool
+copy_stream(Server *from, const char *out_sql, Server *to, const char *in_sql, long long *rows,
+			void (*tick) (void *, long long), void *arg)
+{
+	PGresult   *res;
+	char	   *buf;
+	int			len;
+	bool		ok = true;
+
+	*rows = 0;
+	res = PQexec(from->conn, out_sql);
+	if (PQresultStatus(res) != PGRES_COPY_OUT)
+	{
+		set_error(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(from->conn),
+				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
+		PQclear(res);
+		return false;
+	}
+	PQclear(res);
+	res = PQexec(to->conn, in_sql);
+	if (PQresultStatus(res) != PGRES_COPY_IN)
+	{
+		set_error(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(to->conn),
+				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
+		PQclear(res);
+		/* drain the COPY OUT: the source connection stays usable */
+		while ((len = PQgetCopyData(from->conn, &buf, 0)) > 0)
+			PQfreemem(buf);
+		PQclear(PQgetResult(from->conn));
+		return false;
+	}
+	PQclear(res);
+	cancel_arm(from->conn);
+	while ((len = PQgetCopyData(from->conn, &buf, 0)) > 0)
+	{
+		if (ok && PQputCopyData(to->conn, buf, len) != 1)
+		{
+			set_error(PQerrorMessage(to->conn), SQLSTATE_CONNECTION_FAILURE);
+			ok = false;
+		}
+		PQfreemem(buf);
+		if (++*rows % 10000 == 0 && tick)
+			tick(arg, *rows);
+	}
+	cancel_disarm();
+	res = PQgetResult(from->conn);
+	if (ok && (len != -1 || PQresultStatus(res) != PGRES_COMMAND_OK))
+	{
+		set_error(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(from->conn),
+				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
+		ok = false;
+	}
+	PQclear(res);
+	while ((res = PQgetResult(from->conn)) != NULL)
+		PQclear(res);
+	if (PQputCopyEnd(to->conn, ok ? NULL : "the copy from the --from server failed") != 1 && ok)
+	{
+		set_error(PQerrorMessage(to->conn), SQLSTATE_CONNECTION_FAILURE);
+		ok = false;
+	}
+	cancel_arm(to->conn);
+	res = PQgetResult(to->conn);
+	cancel_disarm();
+	if (ok && PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		set_error(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(to->conn),
+				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
+		ok = false;
+	}
+	PQclear(res);
+	while ((res = PQgetResult(to->conn)) != NULL)
+		PQclear(res);
+	return ok;
 }
 
 bool

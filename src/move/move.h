@@ -9,7 +9,8 @@
  *	 report.c		messages, progress line, JSON pieces, checked allocation
  *	 proc.c			signals, query cancel, child processes, private directory
  *	 db.c			libpq connections, queries with $n parameters, quoting,
- *					connection strings for children and subscriptions
+ *					connection strings for children and subscriptions, COPY
+ *					from one connection to another
  *	 state.c		the move's state M, the move lock, how a run ends
  *					(finish, refuse, fail)
  *	 journal.c		phases and their order, rows of shardid.move_journal
@@ -17,7 +18,8 @@
  *					publication, subscription; row counts, sequence positions
  *	 undo.c			give up: undo each side, say what is left
  *	 checks.c		connect, preflight, unfinished moves
- *	 copy.c			pg_dump / pg_restore with progress, the offline copy
+ *	 copy.c			pg_dump / pg_restore with progress, the offline rows
+ *					written by their tables' owners
  *	 online.c		publication, subscription, initial sync, catch-up
  *	 cutover.c		freeze, verify, the clock, cutover, finish
  *	 shardid-move.c	command line and the order of the steps
@@ -171,6 +173,8 @@ extern void server_close(Server *s);
 extern PGresult *query(Server *s, const char *sql, int nparams,...);
 extern bool exec_sql(Server *s, const char *sql, int nparams,...);
 extern bool get_value(Server *s, char **out, const char *sql, int nparams,...);
+extern bool copy_stream(Server *from, const char *out_sql, Server *to, const char *in_sql,
+						long long *rows, void (*tick) (void *, long long), void *arg);
 extern bool tx_begin(Server *s);
 extern bool tx_commit(Server *s);
 extern void tx_rollback(Server *s);

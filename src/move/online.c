@@ -75,8 +75,10 @@ subscribe_tx(Server *s)
 	 * From PostgreSQL 16 on, the subscription applies each change as the
 	 * owner of its table, in a security-restricted operation, unless
 	 * run_as_owner: the owners' triggers, constraints and index expressions
-	 * never run as this superuser.  Before 16 it applies as its owner, and
-	 * check_owner_code() refused what would run.
+	 * never run as this superuser (the table sync and the apply both switch
+	 * to the table's owner, SwitchToUntrustedUser()).  Before 16 it applies
+	 * as its owner, and check_shapes() refused every table of a non-superuser
+	 * that carries an evaluated expression.
 	 */
 	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
 							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
