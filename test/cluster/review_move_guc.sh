@@ -14,7 +14,9 @@
 # "c.oid = t.tgrelid": her operator mallory.=(oid, oid), which says false,
 # ran as the superuser, made her one, and hid her trigger from the check
 # (shardid-move at cd63044 exits 0 with mallory superuser on the --to server).
-#   offline a -> b: the move runs, mallory's code never as a superuser.
+#   offline a -> b: the check sees her trigger (which blocks any offline move
+#   into that server, even never fired) and the move fails, undone;
+#   mallory's code never ran as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 190 2 || exit 1
 as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
@@ -71,8 +73,13 @@ on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
 ha=$(hits "$a")
 hb=$(hits "$b")
 
-"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes || fail "offline move of shard 5 failed"
-expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.t_leak")" = 10 "rows of t_leak on the target"
+out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move with her deferrable trigger on the target: exit status"
+want='shardid-move: error: could not commit the rows of shard 5 on the --to server: deferrable constraint trigger q_noop on table mallory.q of role mallory, which the commit would run as a superuser'
+echo "$out" | grep -qxF -- "$want" || fail "her trigger seen by the check: wanted \"$want\""
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
 expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
 expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
 for p in $a $b; do
