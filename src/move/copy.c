@@ -240,9 +240,12 @@ rows_fail(const char *fmt,...)
  * rights, where the owner cannot become the superuser again: each table's
  * rows go, as text, into a TEMP table of the superuser, and a SECURITY
  * DEFINER function owned by the table's owner (search_path and row_security
- * fixed, every GUC it changes undone when it returns) converts them with
- * the columns' types and inserts them; PostgreSQL refuses SET ROLE and SET
- * SESSION AUTHORIZATION inside it.  The TEMP tables are made before the
+ * fixed) converts them with the columns' types and inserts them;
+ * PostgreSQL refuses SET ROLE and SET SESSION AUTHORIZATION inside it.  A
+ * plain SET (set_config(..., false)) in the owner's code outlives the
+ * function, even of search_path, which its SET clause then no longer
+ * restores: after each call the session's settings are reset (RESET ALL)
+ * and made again, before any statement of the move's runs in it.  The TEMP tables are made before the
  * first owner's code runs; each function right before its call, with
  * CREATE (never OR REPLACE): an owner's code may alter the functions it
  * owns, or take the name of one not made yet, and the move then fails.
@@ -370,7 +373,9 @@ copy_rows_as_owners(void)
 			rows_fail("interrupted");
 		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
 		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
-		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0);
+		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0) &&
+			exec_sql(dst, "RESET ALL", 0) && exec_sql(dst, SESSION_SETTINGS_SQL, 0) &&
+			exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc);
 		progress_end();
 		free(call);
 		if (!ok)
