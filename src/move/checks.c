@@ -124,6 +124,10 @@ check_servers(void)
  *	 kind 1, offline: an index expression or predicate of a non-superuser's
  *	   table with a foreign key (either end), which pg_restore's check of the
  *	   key plans as the superuser (planning evaluates their constant parts);
+ *	   and, offline, a foreign key of any table whose check converts a
+ *	   column of a type not built in (or to one) with a cast: a role that
+ *	   owns one of the types makes the casts between them, on the --to server
+ *	   as she likes, and that check runs the cast as the superuser;
  *	 kind 2, online into PostgreSQL 15, whose subscriptions apply as their
  *	   owner, a superuser, with no way to apply as the table's owner: every
  *	   table of a non-superuser that carries an evaluated expression (CHECK,
@@ -177,6 +181,18 @@ check_servers(void)
 	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
 	" WHERE NOT tbl.rolsuper AND EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
 	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: foreign key %I converts column %I from type %s to %s with a cast, " \
+	"which a role that is no superuser may have made on the --to server, and pg_restore''s check of the key " \
+	"runs it as a superuser', f.conrelid::pg_catalog.regclass, f.conname, a.attname, " \
+	"  pg_catalog.format_type(a.atttypid, NULL), pg_catalog.format_type(o.oprright, NULL))" \
+	" FROM pg_catalog.pg_constraint f JOIN tbl ON tbl.oid = f.conrelid" \
+	" CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(f.conkey), pg_catalog.unnest(f.conpfeqop)) k(attnum, op)" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = f.conrelid AND a.attnum = k.attnum" \
+	" JOIN pg_catalog.pg_type t ON t.oid = a.atttypid" \
+	" JOIN pg_catalog.pg_operator o ON o.oid = k.op" \
+	" WHERE f.contype = 'f' AND o.oprright <> a.atttypid AND o.oprright <> t.typbasetype" \
+	"  AND (a.atttypid >= 16384 OR o.oprright >= 16384)" \
 	" UNION ALL" \
 	" SELECT 2, pg_catalog.format('table %s of role %s carries %s: the --to server runs PostgreSQL 15, whose " \
 	"subscriptions apply changes as a superuser, with no way to apply them as the table''s owner'," \
