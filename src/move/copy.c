@@ -255,7 +255,9 @@ rows_fail(const char *fmt,...)
  * What an owner's code leaves for the COMMIT would run as the superuser
  * (PostgreSQL before 18 fires deferred triggers as the role that commits):
  * a deferrable constraint trigger on a table of a role that is no
- * superuser, or a cursor WITH HOLD; when one exists at the end, nothing is
+ * superuser, her own or the internal one of a deferrable foreign key,
+ * UNIQUE or EXCLUDE constraint (whose recheck evaluates the index's
+ * expressions), or a cursor WITH HOLD; when one exists at the end, nothing is
  * committed.  The source's rows are read by COPY TO, as pg_dump does, which
  * reads the table itself (no plan, no policy for a superuser) and calls
  * only the types' output functions, which only superusers write.
@@ -390,11 +392,14 @@ copy_rows_as_owners(void)
 
 	/* what the COMMIT would run as the superuser */
 	if (!get_value(dst, &bad,
-				   "SELECT pg_catalog.string_agg(x, '; ' ORDER BY x) FROM ("
-				   "SELECT pg_catalog.format('deferrable constraint trigger %I on table %s of role %s', t.tgname, "
+				   "SELECT pg_catalog.string_agg(DISTINCT x, '; ' ORDER BY x) FROM ("
+				   "SELECT pg_catalog.format(CASE WHEN t.tgisinternal THEN 'deferrable constraint %I on table %s of role %s' "
+				   "ELSE 'deferrable constraint trigger %I on table %s of role %s' END, "
+				   "CASE WHEN t.tgisinternal THEN k.conname ELSE t.tgname END, "
 				   "t.tgrelid::pg_catalog.regclass, r.rolname) x FROM pg_catalog.pg_trigger t "
 				   "JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
-				   "WHERE t.tgdeferrable AND NOT t.tgisinternal AND NOT r.rolsuper "
+				   "LEFT JOIN pg_catalog.pg_constraint k ON k.oid = t.tgconstraint "
+				   "WHERE t.tgdeferrable AND NOT r.rolsuper "
 				   "UNION ALL SELECT pg_catalog.format('cursor %I WITH HOLD', name) FROM pg_catalog.pg_cursors "
 				   "WHERE is_holdable) l", 0))
 		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());

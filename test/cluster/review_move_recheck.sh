@@ -13,7 +13,8 @@
 # superuser and returned distinct values, and the move committed
 # (shardid-move at cd63044 on PostgreSQL 15 exits 0 with mallory superuser
 # on the --to server). PostgreSQL 18 fires the recheck as mallory.
-#   offline a -> b: mallory's code never runs as a superuser.
+#   offline a -> b: the check names her constraint, nothing is committed,
+#   mallory's code never runs as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 230 2 || exit 1
 as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
@@ -75,6 +76,11 @@ hb=$(hits "$b")
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
 echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move with her deferred recheck queued: exit status"
+want='shardid-move: error: could not commit the rows of shard 5 on the --to server: deferrable constraint q_ix_excl on table mallory.q of role mallory, which the commit would run as a superuser'
+echo "$out" | grep -qxF -- "$want" || fail "deferred recheck: wanted \"$want\""
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
+expect "$(on "$b" -c "SELECT count(*) FROM mallory.q")" = 0 "rows her code wrote on the target, committed"
 expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
 expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
 for p in $a $b; do
