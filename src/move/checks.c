@@ -120,11 +120,12 @@ check_servers(void)
  * the code calls, so nothing here follows dependencies:
  *
  *	 kind 0, always: FORCE ROW LEVEL SECURITY, under which the owner's count
- *	   is filtered (row_security = off makes it fail instead);
- *	 kind 1, offline: an index expression or predicate of a non-superuser's
- *	   table with a foreign key (either end), which pg_restore's check of the
- *	   key plans as the superuser (planning evaluates their constant parts);
- *	   and, offline, a foreign key of any table whose check converts a
+ *	   is filtered (row_security = off makes it fail instead); an index
+ *	   expression or predicate of a non-superuser's table with a foreign key
+ *	   (either end), which pg_restore's check of the key plans as the
+ *	   superuser, even over the empty tables of an online move (planning
+ *	   evaluates their constant parts);
+ *	 kind 1, offline: a foreign key of any table whose check converts a
  *	   column of a type not built in (or to one) with a cast: a role that
  *	   owns one of the types makes the casts between them, on the --to server
  *	   as she likes, and that check runs the cast as the superuser;
@@ -175,7 +176,7 @@ check_servers(void)
 	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
 	" FROM tbl WHERE tbl.relforcerowsecurity" \
 	" UNION ALL" \
-	" SELECT 1, pg_catalog.format('table %s of role %s: index %s has an expression or a predicate, and the table " \
+	" SELECT 0, pg_catalog.format('table %s of role %s: index %s has an expression or a predicate, and the table " \
 	"has a foreign key, whose check pg_restore plans as a superuser', tbl.oid::pg_catalog.regclass, tbl.rolname," \
 	"  i.indexrelid::pg_catalog.regclass) FROM tbl" \
 	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
