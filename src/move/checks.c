@@ -124,7 +124,9 @@ check_servers(void)
  *	   expression or predicate of a non-superuser's table with a foreign key
  *	   (either end), which pg_restore's check of the key plans as the
  *	   superuser, even over the empty tables of an online move (planning
- *	   evaluates their constant parts);
+ *	   evaluates their constant parts); a foreign key to a table of such a
+ *	   role outside the schema, whose indexes on the --to server may be
+ *	   anything;
  *	 kind 1, offline: a foreign key of any table whose check converts a
  *	   column of a type not built in (or to one) with a cast: a role that
  *	   owns one of the types makes the casts between them, on the --to server
@@ -182,6 +184,13 @@ check_servers(void)
 	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
 	" WHERE NOT tbl.rolsuper AND EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
 	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	" UNION ALL" \
+	" SELECT 0, pg_catalog.format('table %s: foreign key %I references table %s of role %s outside the schema, " \
+	"which pg_restore''s check of the key plans as a superuser', f.conrelid::pg_catalog.regclass, f.conname, " \
+	"  f.confrelid::pg_catalog.regclass, er.rolname)" \
+	" FROM pg_catalog.pg_constraint f JOIN tbl ON tbl.oid = f.conrelid" \
+	" JOIN pg_catalog.pg_class ec ON ec.oid = f.confrelid JOIN pg_catalog.pg_roles er ON er.oid = ec.relowner" \
+	" WHERE f.contype = 'f' AND ec.relnamespace <> $1::oid AND NOT er.rolsuper" \
 	" UNION ALL" \
 	" SELECT 1, pg_catalog.format('table %s: foreign key %I converts column %I from type %s to %s with a cast, " \
 	"which a role that is no superuser may have made on the --to server, and pg_restore''s check of the key " \

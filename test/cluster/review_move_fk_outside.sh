@@ -12,7 +12,9 @@
 # superuser (shardid-move at cd63044: exit 0, mallory superuser on the --to
 # server).
 #   offline a -> b: refused up front, naming the key, the table and its
-#   owner; nothing changed, her code never ran as a superuser.
+#   owner (her table's indexes on the --to server are hers to change, so
+#   any such key is refused); nothing changed, her code never ran as a
+#   superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 270 2 || exit 1
 
@@ -66,6 +68,8 @@ out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
 echo "$out" | sed 's/^/  | /'
 expect "$status" = 1 "offline move of a key to her table: exit status"
+echo "$out" | grep -qxF -- "shardid-move: error: table shard_0005.events_l: foreign key events_l_l_fkey references table mallory.lookup of role mallory outside the schema, which pg_restore's check of the key plans as a superuser" \
+	|| fail "refusal names key, table and owner"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
 expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
 expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
