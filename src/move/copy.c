@@ -252,6 +252,11 @@ rows_fail(const char *fmt,...)
  * pg_restore made the tables before, without indexes, keys or triggers,
  * and makes those after, as for its own rows.
  *
+ * The owner of the schema may drop any table in it, and an owner's code
+ * runs in this transaction: each table is still the one pg_restore made
+ * (its oid, taken before any owner's code ran) right before its rows are
+ * written, or nothing is committed.
+ *
  * What an owner's code leaves for the COMMIT would run as the superuser
  * (PostgreSQL before 18 fires deferred triggers as the role that commits):
  * a deferrable constraint trigger on a table of a role that is no
@@ -270,6 +275,7 @@ copy_rows_as_owners(void)
 	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **oid = xcalloc(M.ntables + 1, sizeof(char *));
 	char	   *enc = NULL,
 			   *bad = NULL;
 	int			i;
@@ -317,6 +323,9 @@ copy_rows_as_owners(void)
 		if (PQgetisnull(res, 0, 0))
 			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
 		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
+		if (!get_value(dst, &oid[i], "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
+					   M.tables[i].qname))
+			rows_fail("could not find table %s on the --to server: %s", M.tables[i].qname, db_error());
 		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
 		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
 					   "SELECT %s FROM pg_temp.shardid_move_rows_%d; "
@@ -367,7 +376,8 @@ copy_rows_as_owners(void)
 	for (i = 0; i < M.ntables; i++)
 	{
 		char	   *call,
-				   *written = NULL;
+				   *written = NULL,
+				   *now_oid = NULL;
 
 		if (M.tables[i].kind != 'r')
 			continue;
@@ -375,7 +385,18 @@ copy_rows_as_owners(void)
 			rows_fail("interrupted");
 		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
 		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
-		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0) &&
+		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) &&
+			get_value(dst, &now_oid, "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
+					  M.tables[i].qname);
+		if (ok && (now_oid == NULL || strcmp(now_oid, oid[i]) != 0))
+		{
+			free(call);
+			rows_fail("could not write the rows of table %s: it is no longer the table pg_restore made on the --to "
+					  "server (dropped and made again while an owner's code ran)", M.tables[i].qname);
+		}
+		free(now_oid);
+		now_oid = NULL;
+		ok = ok && get_value(dst, &written, call, 0) &&
 			exec_sql(dst, "RESET ALL", 0) && exec_sql(dst, SESSION_SETTINGS_SQL, 0) &&
 			exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc);
 		progress_end();
@@ -414,10 +435,12 @@ copy_rows_as_owners(void)
 		free(cols[i]);
 		free(make[i]);
 		free(own[i]);
+		free(oid[i]);
 	}
 	free(cols);
 	free(make);
 	free(own);
+	free(oid);
 	free(enc);
 }
 

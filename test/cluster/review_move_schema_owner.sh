@@ -11,7 +11,8 @@
 # trigger. The superuser's rows of events are then written by a SECURITY
 # DEFINER function of the superuser, into her table: her trigger ran as the
 # superuser (shardid-move at cd63044: mallory superuser on the --to server).
-#   offline a -> b: her code never runs as a superuser (the move may fail).
+#   offline a -> b: the move sees the swap before the superuser's rows are
+#   written, fails and is undone; her code never runs as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 290 2 || exit 1
 as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
@@ -69,6 +70,11 @@ hb=$(hits "$b")
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
 echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move with the superuser's table swapped on the target: exit status"
+want='shardid-move: error: could not write the rows of table "shard_0005"."events": it is no longer the table pg_restore made on the --to server (dropped and made again while an owner'"'"'s code ran)'
+echo "$out" | grep -qxF -- "$want" || fail "swap seen: wanted \"$want\""
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
+expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
 expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
 expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
 for p in $a $b; do
