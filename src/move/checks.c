@@ -120,10 +120,17 @@ check_servers(void)
  * the code calls, so nothing here follows dependencies:
  *
  *	 kind 0, always: FORCE ROW LEVEL SECURITY, under which the owner's count
- *	   is filtered (row_security = off makes it fail instead);
- *	 kind 1, offline: an index expression or predicate of a non-superuser's
- *	   table with a foreign key (either end), which pg_restore's check of the
- *	   key plans as the superuser (planning evaluates their constant parts);
+ *	   is filtered (row_security = off makes it fail instead); an index
+ *	   expression or predicate of a non-superuser's table with a foreign key
+ *	   (either end), which pg_restore's check of the key plans as the
+ *	   superuser, even over the empty tables of an online move (planning
+ *	   evaluates their constant parts); a foreign key to a table of such a
+ *	   role outside the schema, whose indexes on the --to server may be
+ *	   anything;
+ *	 kind 1, offline: a foreign key of any table whose check converts a
+ *	   column of a type not built in (or to one) with a cast: a role that
+ *	   owns one of the types makes the casts between them, on the --to server
+ *	   as she likes, and that check runs the cast as the superuser;
  *	 kind 2, online into PostgreSQL 15, whose subscriptions apply as their
  *	   owner, a superuser, with no way to apply as the table's owner: every
  *	   table of a non-superuser that carries an evaluated expression (CHECK,
@@ -171,12 +178,31 @@ check_servers(void)
 	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
 	" FROM tbl WHERE tbl.relforcerowsecurity" \
 	" UNION ALL" \
-	" SELECT 1, pg_catalog.format('table %s of role %s: index %s has an expression or a predicate, and the table " \
+	" SELECT 0, pg_catalog.format('table %s of role %s: index %s has an expression or a predicate, and the table " \
 	"has a foreign key, whose check pg_restore plans as a superuser', tbl.oid::pg_catalog.regclass, tbl.rolname," \
 	"  i.indexrelid::pg_catalog.regclass) FROM tbl" \
 	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
 	" WHERE NOT tbl.rolsuper AND EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
 	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	" UNION ALL" \
+	" SELECT 0, pg_catalog.format('table %s: foreign key %I references table %s of role %s outside the schema, " \
+	"which pg_restore''s check of the key plans as a superuser', f.conrelid::pg_catalog.regclass, f.conname, " \
+	"  f.confrelid::pg_catalog.regclass, er.rolname)" \
+	" FROM pg_catalog.pg_constraint f JOIN tbl ON tbl.oid = f.conrelid" \
+	" JOIN pg_catalog.pg_class ec ON ec.oid = f.confrelid JOIN pg_catalog.pg_roles er ON er.oid = ec.relowner" \
+	" WHERE f.contype = 'f' AND ec.relnamespace <> $1::oid AND NOT er.rolsuper" \
+	" UNION ALL" \
+	" SELECT 1, pg_catalog.format('table %s: foreign key %I converts column %I from type %s to %s with a cast, " \
+	"which a role that is no superuser may have made on the --to server, and pg_restore''s check of the key " \
+	"runs it as a superuser', f.conrelid::pg_catalog.regclass, f.conname, a.attname, " \
+	"  pg_catalog.format_type(a.atttypid, NULL), pg_catalog.format_type(o.oprright, NULL))" \
+	" FROM pg_catalog.pg_constraint f JOIN tbl ON tbl.oid = f.conrelid" \
+	" CROSS JOIN LATERAL ROWS FROM (pg_catalog.unnest(f.conkey), pg_catalog.unnest(f.conpfeqop)) k(attnum, op)" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = f.conrelid AND a.attnum = k.attnum" \
+	" JOIN pg_catalog.pg_type t ON t.oid = a.atttypid" \
+	" JOIN pg_catalog.pg_operator o ON o.oid = k.op" \
+	" WHERE f.contype = 'f' AND o.oprright <> a.atttypid AND o.oprright <> t.typbasetype" \
+	"  AND (a.atttypid >= 16384 OR o.oprright >= 16384)" \
 	" UNION ALL" \
 	" SELECT 2, pg_catalog.format('table %s of role %s carries %s: the --to server runs PostgreSQL 15, whose " \
 	"subscriptions apply changes as a superuser, with no way to apply them as the table''s owner'," \

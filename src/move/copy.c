@@ -240,19 +240,29 @@ rows_fail(const char *fmt,...)
  * rights, where the owner cannot become the superuser again: each table's
  * rows go, as text, into a TEMP table of the superuser, and a SECURITY
  * DEFINER function owned by the table's owner (search_path and row_security
- * fixed, every GUC it changes undone when it returns) converts them with
- * the columns' types and inserts them; PostgreSQL refuses SET ROLE and SET
- * SESSION AUTHORIZATION inside it.  The TEMP tables are made before the
+ * fixed) converts them with the columns' types and inserts them;
+ * PostgreSQL refuses SET ROLE and SET SESSION AUTHORIZATION inside it.  A
+ * plain SET (set_config(..., false)) in the owner's code outlives the
+ * function, even of search_path, which its SET clause then no longer
+ * restores: after each call the session's settings are reset (RESET ALL)
+ * and made again, before any statement of the move's runs in it.  The TEMP tables are made before the
  * first owner's code runs; each function right before its call, with
  * CREATE (never OR REPLACE): an owner's code may alter the functions it
  * owns, or take the name of one not made yet, and the move then fails.
  * pg_restore made the tables before, without indexes, keys or triggers,
  * and makes those after, as for its own rows.
  *
+ * The owner of the schema may drop any table in it, and an owner's code
+ * runs in this transaction: each table is still the one pg_restore made
+ * (its oid, taken before any owner's code ran) right before its rows are
+ * written, or nothing is committed.
+ *
  * What an owner's code leaves for the COMMIT would run as the superuser
  * (PostgreSQL before 18 fires deferred triggers as the role that commits):
  * a deferrable constraint trigger on a table of a role that is no
- * superuser, or a cursor WITH HOLD; when one exists at the end, nothing is
+ * superuser, her own or the internal one of a deferrable foreign key,
+ * UNIQUE or EXCLUDE constraint (whose recheck evaluates the index's
+ * expressions), or a cursor WITH HOLD; when one exists at the end, nothing is
  * committed.  The source's rows are read by COPY TO, as pg_dump does, which
  * reads the table itself (no plan, no policy for a superuser) and calls
  * only the types' output functions, which only superusers write.
@@ -265,6 +275,7 @@ copy_rows_as_owners(void)
 	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **oid = xcalloc(M.ntables + 1, sizeof(char *));
 	char	   *enc = NULL,
 			   *bad = NULL;
 	int			i;
@@ -312,6 +323,9 @@ copy_rows_as_owners(void)
 		if (PQgetisnull(res, 0, 0))
 			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
 		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
+		if (!get_value(dst, &oid[i], "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
+					   M.tables[i].qname))
+			rows_fail("could not find table %s on the --to server: %s", M.tables[i].qname, db_error());
 		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
 		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
 					   "SELECT %s FROM pg_temp.shardid_move_rows_%d; "
@@ -362,7 +376,8 @@ copy_rows_as_owners(void)
 	for (i = 0; i < M.ntables; i++)
 	{
 		char	   *call,
-				   *written = NULL;
+				   *written = NULL,
+				   *now_oid = NULL;
 
 		if (M.tables[i].kind != 'r')
 			continue;
@@ -370,7 +385,20 @@ copy_rows_as_owners(void)
 			rows_fail("interrupted");
 		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
 		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
-		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) && get_value(dst, &written, call, 0);
+		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) &&
+			get_value(dst, &now_oid, "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
+					  M.tables[i].qname);
+		if (ok && (now_oid == NULL || strcmp(now_oid, oid[i]) != 0))
+		{
+			free(call);
+			rows_fail("could not write the rows of table %s: it is no longer the table pg_restore made on the --to "
+					  "server (dropped and made again while an owner's code ran)", M.tables[i].qname);
+		}
+		free(now_oid);
+		now_oid = NULL;
+		ok = ok && get_value(dst, &written, call, 0) &&
+			exec_sql(dst, "RESET ALL", 0) && exec_sql(dst, SESSION_SETTINGS_SQL, 0) &&
+			exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc);
 		progress_end();
 		free(call);
 		if (!ok)
@@ -385,11 +413,14 @@ copy_rows_as_owners(void)
 
 	/* what the COMMIT would run as the superuser */
 	if (!get_value(dst, &bad,
-				   "SELECT pg_catalog.string_agg(x, '; ' ORDER BY x) FROM ("
-				   "SELECT pg_catalog.format('deferrable constraint trigger %I on table %s of role %s', t.tgname, "
+				   "SELECT pg_catalog.string_agg(DISTINCT x, '; ' ORDER BY x) FROM ("
+				   "SELECT pg_catalog.format(CASE WHEN t.tgisinternal THEN 'deferrable constraint %I on table %s of role %s' "
+				   "ELSE 'deferrable constraint trigger %I on table %s of role %s' END, "
+				   "CASE WHEN t.tgisinternal THEN k.conname ELSE t.tgname END, "
 				   "t.tgrelid::pg_catalog.regclass, r.rolname) x FROM pg_catalog.pg_trigger t "
 				   "JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
-				   "WHERE t.tgdeferrable AND NOT t.tgisinternal AND NOT r.rolsuper "
+				   "LEFT JOIN pg_catalog.pg_constraint k ON k.oid = t.tgconstraint "
+				   "WHERE t.tgdeferrable AND NOT r.rolsuper "
 				   "UNION ALL SELECT pg_catalog.format('cursor %I WITH HOLD', name) FROM pg_catalog.pg_cursors "
 				   "WHERE is_holdable) l", 0))
 		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
@@ -404,10 +435,12 @@ copy_rows_as_owners(void)
 		free(cols[i]);
 		free(make[i]);
 		free(own[i]);
+		free(oid[i]);
 	}
 	free(cols);
 	free(make);
 	free(own);
+	free(oid);
 	free(enc);
 }
 

@@ -84,12 +84,7 @@ server_connect(Server *s)
 		return false;
 	}
 	PQsetNoticeProcessor(s->conn, notice_quiet, NULL);
-	res = PQexec(s->conn,
-				 "SELECT pg_catalog.set_config('search_path', '', false), "
-				 "pg_catalog.set_config('client_min_messages', 'warning', false), "
-				 "pg_catalog.set_config('lock_timeout', '0', false), "
-				 "pg_catalog.set_config('statement_timeout', '0', false), "
-				 "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', false)");
+	res = PQexec(s->conn, SESSION_SETTINGS_SQL);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		set_error(PQerrorMessage(s->conn), PQresultErrorField(res, PG_DIAG_SQLSTATE));

@@ -44,6 +44,14 @@
 
 #define PROGNAME "shardid-move"
 
+/* what every connection sets first (server_connect()), and sets again after other roles' code ran in it */
+#define SESSION_SETTINGS_SQL \
+	"SELECT pg_catalog.set_config('search_path', '', false), " \
+	"pg_catalog.set_config('client_min_messages', 'warning', false), " \
+	"pg_catalog.set_config('lock_timeout', '0', false), " \
+	"pg_catalog.set_config('statement_timeout', '0', false), " \
+	"pg_catalog.set_config('idle_in_transaction_session_timeout', '0', false)"
+
 /* exit codes */
 #define EXIT_DONE		0		/* the move (or what was asked) is done */
 #define EXIT_FAILED		1		/* failed; nothing is left changed */

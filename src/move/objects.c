@@ -218,7 +218,9 @@ tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
  * the function.  The functions live in pg_temp of a connection of their
  * own, in a transaction that is never committed: no other session can see,
  * alter or call them, and whatever the owners' code leaves in that session
- * goes with it.  One function per query: an owner's code may alter its own
+ * goes with it.  A plain SET in an owner's code outlives the function (of
+ * search_path too): the session's settings are reset and made again after
+ * each call.  One function per query: an owner's code may alter its own
  * function (to SECURITY INVOKER, say), never the next owner's.
  */
 bool
@@ -252,7 +254,8 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 
 		ok = exec_sql(&c, create, 0) &&
 			exec_sql(&c, own, 0) &&
-			get_value(&c, &out[i], call, 1, sqls[i]);
+			get_value(&c, &out[i], call, 1, sqls[i]) &&
+			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0);
 		free(fn);
 		free(qowner);
 		free(create);

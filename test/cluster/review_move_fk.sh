@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test/cluster/review_move_fk.sh: the offline move's pg_restore adds the
+# shard's foreign keys as the superuser, and PostgreSQL checks an added key
+# (RI_Initial_Check()) with one query run as the role that adds it: a cast
+# in that query is code the superuser runs.
+#
+# mallory owns, on both servers, an enum type mallory.e with an IMPLICIT
+# cast to bigint through her function mallory.e2i() (CREATE CAST needs only
+# ownership of a type), and in the shard two tables: t_pk (id bigint PRIMARY KEY) and t_fk, whose column r of her
+# enum REFERENCES t_pk (id). The key's check converts r with her cast for
+# every row; neither table carries an index expression or predicate, so the
+# up-front refusal of such tables with a foreign key does not see it
+# (shardid-move at cd63044 exits 0 with mallory superuser on the --to
+# server).
+#   offline a -> b: refused up front, naming table, key, cast and owner;
+#   nothing changed, her code never ran as a superuser.
+. "$(dirname "$0")/lib.bash"
+move_servers 210 2 || exit 1
+as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
+
+for p in $a $b; do
+	on "$p" >/dev/null <<'SQL' || exit 1
+CREATE EXTENSION shardid;
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE SEQUENCE mallory.hits;
+CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        PERFORM pg_catalog.nextval('mallory.hits');
+        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
+        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END IF;
+    RETURN true;
+END $$;
+-- her type and its cast, on both servers (pg_dump --schema dumps neither)
+CREATE TYPE mallory.e AS ENUM ('1', '2', '3');
+CREATE FUNCTION mallory.e2i(mallory.e) RETURNS bigint LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN PERFORM mallory.strike(); RETURN $1::text::bigint; END $$;
+CREATE CAST (mallory.e AS bigint) WITH FUNCTION mallory.e2i(mallory.e) AS IMPLICIT;
+RESET ROLE;
+SQL
+done
+hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
+
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
+GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
+SQL
+as_mallory "$a" >/dev/null <<'SQL' || exit 1
+CREATE TABLE shard_0005.t_pk (id bigint PRIMARY KEY);
+INSERT INTO shard_0005.t_pk VALUES (1), (2), (3);
+CREATE TABLE shard_0005.t_fk (id bigint PRIMARY KEY, r mallory.e REFERENCES shard_0005.t_pk (id));
+INSERT INTO shard_0005.t_fk VALUES (1, '1'), (2, '2');
+SQL
+# test of the test: a superuser adding the key runs her cast
+before=$(hits "$a")
+on "$a" -c "BEGIN; ALTER TABLE shard_0005.t_fk DROP CONSTRAINT t_fk_r_fkey;
+	ALTER TABLE shard_0005.t_fk ADD FOREIGN KEY (r) REFERENCES shard_0005.t_pk (id); ROLLBACK" >/dev/null 2>&1
+expect "$(hits "$a")" != "$before" "a superuser adding the key runs mallory's cast (test of the test)"
+on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
+ha=$(hits "$a")
+hb=$(hits "$b")
+
+out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move of a key converted by her cast: exit status"
+for want in \
+	'shardid-move: error: table shard_0005.t_fk: foreign key t_fk_r_fkey converts column r from type mallory.e to bigint with a cast, which a role that is no superuser may have made on the --to server, and pg_restore'"'"'s check of the key runs it as a superuser' \
+	"shardid-move: error: shard 5 cannot move as it is (see above); nothing was changed"; do
+	echo "$out" | grep -qxF -- "$want" || fail "refusal: wanted \"$want\""
+done
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "schema on the target"
+expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
+expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
+expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
+for p in $a $b; do
+	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
+done
+grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
+finish

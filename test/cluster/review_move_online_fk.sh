@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test/cluster/review_move_online_fk.sh: an online move's pg_restore adds
+# the shard's foreign keys as the superuser, and the key's check plans a
+# query over the table even when it is empty: planning evaluates the
+# constant parts of the table's partial-index predicates.
+#
+# mallory's t_fk (empty on the target when pg_restore adds its key to t_pk)
+# has a partial index WHERE shard_0005.f(1), her IMMUTABLE function. The
+# up-front refusal of such a table with a foreign key was made for offline
+# moves only; into PostgreSQL 16+ nothing refused it, and the key's check
+# ran f() as the superuser (shardid-move at cd63044 into 18: exit 0, mallory
+# superuser on the --to server). Into 15 the table is refused anyway.
+#   online a -> b: refused up front, naming table, owner and index;
+#   nothing changed, her code never ran as a superuser.
+. "$(dirname "$0")/lib.bash"
+move_servers 250 2 "${LOGICAL[@]}" || exit 1
+as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
+
+for p in $a $b; do
+	on "$p" >/dev/null <<'SQL' || exit 1
+CREATE EXTENSION shardid;
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE SEQUENCE mallory.hits;
+CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        PERFORM pg_catalog.nextval('mallory.hits');
+        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
+        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END IF;
+    RETURN true;
+END $$;
+RESET ROLE;
+SQL
+done
+hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
+
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
+GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
+SQL
+as_mallory "$a" >/dev/null <<'SQL' || exit 1
+CREATE FUNCTION shard_0005.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
+CREATE TABLE shard_0005.t_pk (id bigint PRIMARY KEY);
+CREATE TABLE shard_0005.t_fk (id bigint PRIMARY KEY, r bigint REFERENCES shard_0005.t_pk (id));
+CREATE INDEX t_fk_r ON shard_0005.t_fk (r) WHERE shard_0005.f(1);
+INSERT INTO shard_0005.t_pk VALUES (1), (2);
+INSERT INTO shard_0005.t_fk VALUES (1, 1), (2, 2);
+SQL
+# test of the test: a superuser adding the key to the empty tables runs her predicate
+on "$b" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA probe AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE FUNCTION probe.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
+CREATE TABLE probe.t_pk (id bigint PRIMARY KEY);
+CREATE TABLE probe.t_fk (id bigint PRIMARY KEY, r bigint);
+CREATE INDEX ON probe.t_fk (r) WHERE probe.f(1);
+RESET ROLE;
+SQL
+before=$(hits "$b")
+on "$b" -c "ALTER TABLE probe.t_fk ADD FOREIGN KEY (r) REFERENCES probe.t_pk (id)" >/dev/null 2>&1
+expect "$(hits "$b")" != "$before" "a superuser adding the key to empty tables runs her predicate (test of the test)"
+on "$b" -c "ALTER ROLE mallory NOSUPERUSER; DROP SCHEMA probe CASCADE" >/dev/null || exit 1
+ha=$(hits "$a")
+hb=$(hits "$b")
+
+out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --online --yes 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "online move of a table with a partial index and a foreign key: exit status"
+echo "$out" | grep -qxF -- 'shardid-move: error: table shard_0005.t_fk of role mallory: index shard_0005.t_fk_r has an expression or a predicate, and the table has a foreign key, whose check pg_restore plans as a superuser' \
+	|| fail "refusal names table, owner and index"
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "schema on the target"
+expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
+expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
+expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
+for p in $a $b; do
+	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
+done
+grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
+finish

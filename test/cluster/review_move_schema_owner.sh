@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# test/cluster/review_move_schema_owner.sh: a role that owns the shard's
+# schema but not all of its tables does not get her code run as the
+# superuser by the offline copy.
+#
+# The owner of a schema may drop any object in it. mallory owns schema
+# shard_0005 (and so the copy on the --to server, which the move creates
+# AUTHORIZATION the source schema's owner); a superuser owns its table
+# events. Her table a_first is written first (by her); its CHECK drops the
+# just-restored events on the target and makes her own events, with a
+# trigger. The superuser's rows of events are then written by a SECURITY
+# DEFINER function of the superuser, into her table: her trigger ran as the
+# superuser (shardid-move at cd63044: mallory superuser on the --to server).
+#   offline a -> b: the move sees the swap before the superuser's rows are
+#   written, fails and is undone; her code never runs as a superuser.
+. "$(dirname "$0")/lib.bash"
+move_servers 290 2 || exit 1
+as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
+
+for p in $a $b; do
+	on "$p" >/dev/null <<'SQL' || exit 1
+CREATE EXTENSION shardid;
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE SEQUENCE mallory.hits;
+CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        PERFORM pg_catalog.nextval('mallory.hits');
+        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
+        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END IF;
+    RETURN true;
+END $$;
+CREATE FUNCTION mallory.trg() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM mallory.strike(); RETURN NEW; END $$;
+-- on the target (where events was restored by the superuser), once
+CREATE FUNCTION mallory.swap(integer) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT r.rolname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) c.relowner
+        WHERE c.oid OPERATOR(pg_catalog.=) 'shard_0005.events'::pg_catalog.regclass) OPERATOR(pg_catalog.<>) 'mallory' THEN
+        DROP TABLE shard_0005.events;
+        CREATE TABLE shard_0005.events (id bigint, n integer);
+        CREATE TRIGGER t BEFORE INSERT ON shard_0005.events FOR EACH ROW EXECUTE FUNCTION mallory.trg();
+    END IF;
+    RETURN true;
+END $$;
+RESET ROLE;
+SQL
+done
+hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
+
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
+ALTER SCHEMA shard_0005 OWNER TO mallory;
+SQL
+as_mallory "$a" >/dev/null <<'SQL' || exit 1
+CREATE OR REPLACE FUNCTION mallory.swap(integer) RETURNS boolean LANGUAGE sql AS 'SELECT true';
+CREATE TABLE shard_0005.a_first (id bigint PRIMARY KEY, n integer CHECK (mallory.swap(n)));
+INSERT INTO shard_0005.a_first VALUES (1, 1);
+SQL
+expect "$(on "$a" -c "SELECT r.rolsuper FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = 'shard_0005.events'::regclass")" = t "events is a superuser's table on the source"
+ha=$(hits "$a")
+hb=$(hits "$b")
+
+out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
+status=$?
+echo "$out" | sed 's/^/  | /'
+expect "$status" = 1 "offline move with the superuser's table swapped on the target: exit status"
+want='shardid-move: error: could not write the rows of table "shard_0005"."events": it is no longer the table pg_restore made on the --to server (dropped and made again while an owner'"'"'s code ran)'
+echo "$out" | grep -qxF -- "$want" || fail "swap seen: wanted \"$want\""
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
+expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
+expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
+expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
+for p in $a $b; do
+	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
+done
+grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
+finish
