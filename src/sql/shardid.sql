@@ -1056,7 +1056,13 @@ BEGIN
     -- the moved ones (a primary key on the id column is such an index)
     FOR t IN SELECT ct.table_oid::pg_catalog.regclass::text AS tab, ct.id_column
              FROM shardid.citus_tenants ct
-             WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_index i
+             -- tables Citus distributes by a column and reference tables
+             -- have a row of their own above
+             WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p
+                               WHERE p.logicalrelid OPERATOR(pg_catalog.=) ct.table_oid
+                                 AND (p.partmethod OPERATOR(pg_catalog.<>) 'n'
+                                      OR p.repmodel OPERATOR(pg_catalog.=) 't'))
+               AND NOT EXISTS (SELECT FROM pg_catalog.pg_index i
                                JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
                                JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
                                JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) ct.table_oid

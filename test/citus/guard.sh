@@ -129,7 +129,7 @@ expect "$(notices -c "CREATE TABLE tenant_42.orders (id bigint PRIMARY KEY DEFAU
 DETAIL:  Its column id lost its DEFAULT, which called shardid.next_id() and which Citus would run on whichever node receives the INSERT: the nodes would repeat each other's ids." \
 	"the NOTICE of a next_id() DEFAULT in a tenant schema"
 expect "$(set_id tenant_42.orders)" = "42 id default none" "the DEFAULT replaced by the trigger"
-at "$COORD" -c "SET client_min_messages = warning" -c "CREATE TABLE tenant_42.items (id bigint NOT NULL, v int)" >/dev/null ||
+at "$COORD" -c "SET client_min_messages = warning" -c "CREATE TABLE tenant_42.items (id bigint NOT NULL PRIMARY KEY, v int)" >/dev/null ||
 	fail "CREATE TABLE tenant_42.items"
 expect "$(set_id tenant_42.items)" = "42 id default none" "the schema's second table takes its shard from the first"
 # a next_id() DEFAULT given later to a table whose trigger makes its ids
