@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Concurrent inserts through the sequence DEFAULT do not burn the shard's
 # milliseconds: 8 pgbench clients insert 500-row statements into one shard
-# while the server's clock reads 30 s behind the shard's state, so that
-# every id is placed by the stamping rule alone and none by the clock.
+# while the server's clock reads 30 s behind the shard's state (within
+# shardid.max_lead_ms, set to 60 s here), so that every id is placed by
+# the stamping rule alone and none by the clock.
 # Then N ids must take exactly ceil(N / 1024) milliseconds of id time,
 # whatever order the clients' nextval() results arrive in; the criterion
 # allows 10% more.  A rule that takes the given seq & 1023 and moves to the
@@ -28,6 +29,13 @@ CREATE TABLE s14.u (id bigint PRIMARY KEY DEFAULT shardid.next_id(14), v int);
 SELECT shardid.next_id(14) IS NOT NULL AS stamped;	-- the shard's state now holds the real time
 SQL
 
+# The shard's state 30 s ahead of the clock must lie within
+# shardid.max_lead_ms: past it, a new millisecond of id time waits for one
+# of the clock (the lead rule), and the clients' rate, not the stamping
+# rule, would decide whether they wait (CI on 17: one clock wait)
+q -c "ALTER SYSTEM SET shardid.max_lead_ms = 60000" >/dev/null
+reload_conf
+expect "$(q -c "SELECT max_lead_ms FROM shardid.info()")" = 60000 "shardid.max_lead_ms for the test"
 clients=8 statements=10 rows=500
 n=$((clients * statements * rows))
 need=$(((n + 1023) / 1024))
@@ -50,6 +58,7 @@ for table in s14.t s14.u; do
 	expect "$waits" = 0 "$table clock waits"
 done
 
+q -c "ALTER SYSTEM RESET shardid.max_lead_ms" >/dev/null
 cluster_stop "$SHARDID_CLUSTER" immediate
 cluster_start "$SHARDID_CLUSTER"
 finish
