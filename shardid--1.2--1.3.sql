@@ -1476,7 +1476,11 @@ COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 --       INSERT without an id would fail;
 --   a table that Citus distributes by a column or a reference table whose
 --   column's DEFAULT calls next_id() (ALTER TABLE ... SET DEFAULT), and a
---   set_id() trigger created on one, are refused with the reason.
+--   set_id() trigger created on one, are refused with the reason; so is a
+--   next_id() DEFAULT given to a tenant table Citus has distributed
+--   already (ALTER TABLE): Citus sends the client's statement to the
+--   workers after the event trigger, so a DEFAULT dropped here would stay
+--   on the workers.
 -- Installing rather than refusing: a refused CREATE TABLE leaves no table
 -- to run citus_use_trigger() on.  It runs with the rights of the role that
 -- issued the command (that of every event trigger function): the owner of
@@ -1493,6 +1497,7 @@ DECLARE
     cmd record;
     rel record;
     part record;
+    distributed boolean;
     dflt record;
     trg record;
     nsch integer;
@@ -1575,6 +1580,7 @@ BEGIN
         INTO part
         FROM pg_catalog.pg_dist_partition p
         WHERE p.logicalrelid OPERATOR(pg_catalog.=) rel.oid;
+        distributed := FOUND;
         IF FOUND AND (part.partmethod OPERATOR(pg_catalog.<>) 'n' OR part.repmodel OPERATOR(pg_catalog.=) 't') THEN
             IF dflt.attname IS NOT NULL THEN
                 IF part.partmethod OPERATOR(pg_catalog.<>) 'n' THEN
@@ -1595,6 +1601,25 @@ BEGIN
         IF NOT EXISTS (SELECT FROM pg_catalog.pg_dist_schema s
                        WHERE s.schemaid OPERATOR(pg_catalog.=) rel.relnamespace) THEN
             CONTINUE;
+        END IF;
+        -- a tenant table Citus already distributed (ALTER TABLE): Citus
+        -- sends the client's statement to the workers after this trigger,
+        -- so a DEFAULT dropped here would stay on every worker's copy, and
+        -- an INSERT routed by a worker would keep that worker's id
+        IF distributed AND dflt.attname IS NOT NULL THEN
+            SELECT (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
+            INTO trg
+            FROM pg_catalog.pg_trigger g
+            WHERE g.tgrelid OPERATOR(pg_catalog.=) rel.oid
+              AND g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
+            LIMIT 1;
+            RAISE EXCEPTION 'a DEFAULT that calls shardid.next_id() is refused on tenant table %', rel.oid::pg_catalog.regclass
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = pg_catalog.format('Citus runs the DEFAULT of column %I on whichever node receives the INSERT: the nodes would repeat each other''s ids. The ids of a tenant table are made where its rows are stored, by the shardid.set_id() trigger.', dflt.attname),
+                      HINT = CASE WHEN FOUND
+                                  THEN pg_catalog.format('Leave the column without a DEFAULT: the set_id() trigger of shard %s makes its ids.', trg.shard)
+                                  ELSE pg_catalog.format('Leave the column without a DEFAULT and install the trigger: SELECT shardid.citus_use_trigger(%L, %s, %L);',
+                                                         rel.oid::pg_catalog.regclass::text, COALESCE(dflt.shard::text, 'shard'), dflt.attname) END;
         END IF;
         SELECT g.tgname, g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid AS set_id,
                (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
