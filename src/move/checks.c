@@ -471,16 +471,14 @@ check_new_move(void)
 	if (M.shard > atoi(max_shard))
 		refuse("shard %d is out of range: a shard must be between 0 and %s", M.shard, max_shard);
 
-	if (!get_value(&M.from, &M.schema, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-				   1, M.shard_s))
+	if (!registered_schema(&M.from, M.shard_s, &M.schema))
 		refuse("could not read the shard registry of the --from server: %s", db_error());
 	if (M.schema == NULL)
 		refuse("shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", M.shard);
 	check_not_citus(&M.from);
 	check_not_citus(&M.to);
 
-	if (!get_value(&M.to, &v, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-				   1, M.shard_s))
+	if (!registered_schema(&M.to, M.shard_s, &v))
 		refuse("could not read the shard registry of the --to server: %s", db_error());
 	if (v != NULL)
 		refuse("shard %d already lives on the --to server (schema \"%s\"); nothing was changed", M.shard, v);
@@ -545,11 +543,7 @@ legacy_names(void)
 				  "OR EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name)",
 				  1, M.name) && v)
 		return true;
-	if (M.to.conn &&
-		get_value(&M.to, &v,
-				  "SELECT 1 FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				  1, M.name) && v)
+	if (M.to.conn && subscription_oid(&M.to, M.name, &v) && v)
 		return true;
 	return false;
 }

@@ -584,19 +584,7 @@ target_fresh_schema(void)
 	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", M.qschema, qowner);
 	ok = tx_begin(&M.to);
 	if (ok && M.dst_schema_oid)
-	{
-		ok = get_value(&M.to, &old, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid",
-					   1, M.dst_schema_oid);
-		if (ok && old)
-		{
-			char	   *q = quote_ident(&M.to, old);
-			char	   *drop = xprintf("DROP SCHEMA %s CASCADE", q);
-
-			ok = exec_sql(&M.to, drop, 0);
-			free(drop);
-			free(q);
-		}
-	}
+		ok = drop_schema_by_oid(&M.to, M.dst_schema_oid, &old);
 	ok = ok &&
 		journal_write(&M.to, "target", "copying") &&
 		exec_sql(&M.to, sql, 0) &&

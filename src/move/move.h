@@ -322,6 +322,7 @@ extern bool journal_by_id(Server *s, const char *move_id, const char *side, Jour
 extern bool journal_write(Server *s, const char *side, const char *phase);
 extern const char *target_phase_meaning(const char *phase);
 extern const char *source_phase_meaning(const char *phase);
+extern bool registered_schema(Server *s, const char *shard, char **schema);
 
 /* objects.c */
 extern void inspect_source(void);
@@ -331,7 +332,10 @@ extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *wha
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
 extern bool count_rows(Server *s, long long *counts);
 extern bool sequence_positions(Server *s, char **pos);
+extern bool subscription_oid(Server *s, const char *name, char **oid);
 extern bool drop_subscription(void);
+extern bool drop_schema_by_oid(Server *s, const char *oid, char **name);
+extern bool drop_publication(Server *s, const char *name);
 extern bool drop_slots(bool main_slot);
 extern bool unpublish(void);
 extern char *slots_of_move(Server *s);
@@ -385,6 +389,7 @@ extern void step_wait_sync(void);
 extern void step_close_gap(void);
 extern void step_catch_up(void);
 extern void step_carry_sequences(void);
+extern void drop_replication(void);
 
 /* cutover.c */
 extern void step_freeze(void);

@@ -324,6 +324,19 @@ sequence_positions(Server *s, char **pos)
 	return true;
 }
 
+/*
+ * The oid of subscription name in the database of s into *oid, NULL when
+ * there is none; false when the query failed.
+ */
+bool
+subscription_oid(Server *s, const char *name, char **oid)
+{
+	return get_value(s, oid,
+					 "SELECT oid FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+					 "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+					 1, name);
+}
+
 /* target: drop the subscription (never its slot through the --to server) */
 bool
 drop_subscription(void)
@@ -332,14 +345,11 @@ drop_subscription(void)
 	char	   *qsub;
 	bool		ok;
 
-	if (!get_value(&M.to, &sub,
-				   "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				   "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				   1, M.name))
+	if (!subscription_oid(&M.to, M.name, &sub))
 		return false;
 	if (sub == NULL)
 		return true;
-	qsub = quote_ident(&M.to, sub);
+	qsub = quote_ident(&M.to, M.name);
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
@@ -352,6 +362,31 @@ drop_subscription(void)
 	}
 	free(qsub);
 	free(sub);
+	return ok;
+}
+
+/*
+ * Drop the schema whose oid is oid on s (a schema this move made), in the
+ * caller's transaction; its name into *name, NULL when it is gone already.
+ * False when a statement failed.
+ */
+bool
+drop_schema_by_oid(Server *s, const char *oid, char **name)
+{
+	char	   *q;
+	char	   *sql;
+	bool		ok;
+
+	*name = NULL;
+	if (!get_value(s, name, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid", 1, oid))
+		return false;
+	if (*name == NULL)
+		return true;
+	q = quote_ident(s, *name);
+	sql = xprintf("DROP SCHEMA %s CASCADE", q);
+	ok = exec_sql(s, sql, 0);
+	free(sql);
+	free(q);
 	return ok;
 }
 
@@ -392,17 +427,24 @@ drop_slots(bool main_slot)
 	}
 }
 
-/* source: publication and slots gone */
+/* drop publication name on s if it exists */
 bool
-unpublish(void)
+drop_publication(Server *s, const char *name)
 {
-	char	   *qpub = quote_ident(&M.from, M.name);
+	char	   *qpub = quote_ident(s, name);
 	char	   *sql = xprintf("DROP PUBLICATION IF EXISTS %s", qpub);
-	bool		ok = drop_slots(true) && exec_sql(&M.from, sql, 0);
+	bool		ok = exec_sql(s, sql, 0);
 
 	free(sql);
 	free(qpub);
 	return ok;
+}
+
+/* source: publication and slots gone */
+bool
+unpublish(void)
+{
+	return drop_slots(true) && drop_publication(&M.from, M.name);
 }
 
 /* replication slots of the move on the source, "" when none */
@@ -460,8 +502,7 @@ report_server(Server *s, const char *side, char **slots_out)
 			side[0] == 's' ? source_phase_meaning(M.src_phase) : target_phase_meaning(M.dst_phase));
 		return;
 	}
-	get_value(s, &registered, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-			  1, M.shard_s);
+	registered_schema(s, M.shard_s, &registered);
 
 	res = query(s,
 				"SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c "
@@ -492,10 +533,7 @@ report_server(Server *s, const char *side, char **slots_out)
 	PQclear(res);
 
 	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
-	get_value(s, &sub,
-			  "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name "
-			  "AND subdbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-			  1, M.name);
+	subscription_oid(s, M.name, &sub);
 	slots = slots_of_move(s);
 	if (M.move_id)
 	{
@@ -510,7 +548,7 @@ report_server(Server *s, const char *side, char **slots_out)
 	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, M.shard,
 		registered ? "registered" : "not registered", schema_state,
 		pub ? "; publication " : "", pub ? pub : "",
-		sub ? "; subscription " : "", sub ? sub : "",
+		sub ? "; subscription " : "", sub ? M.name : "",
 		slots && slots[0] ? "; replication slots of the move" : "");
 	say("%s server: %s", s->option, journal);
 	*slots_out = slots;

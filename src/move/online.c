@@ -89,10 +89,7 @@ subscribe_tx(Server *s)
 
 	ok = freeze_tables(s) &&
 		exec_sql(s, sql, 0) &&
-		get_value(s, &oid,
-				  "SELECT oid FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				  1, M.name) &&
+		subscription_oid(s, M.name, &oid) &&
 		journal_write(s, "target", "replicating") &&
 		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
 				 "WHERE move_id = $2 AND side = 'target'", 2, oid, M.move_id);
@@ -173,9 +170,12 @@ orphaned_syncs(void)
 	return orphans;
 }
 
-/* the subscription dropped with its slots, and the initial copy begun again */
-static void
-copy_online_again(void)
+/*
+ * The subscription of an earlier attempt dropped on the target, then the
+ * move's replication slots on the source, before the copy begins again
+ */
+void
+drop_replication(void)
 {
 	need(&M.to);
 	if (!drop_subscription())
@@ -184,6 +184,13 @@ copy_online_again(void)
 	if (!drop_slots(true))
 		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
 	M.sub_oid = NULL;
+}
+
+/* the subscription dropped with its slots, and the initial copy begun again */
+static void
+copy_online_again(void)
+{
+	drop_replication();
 	step_publish();
 	copy_online();
 }
