@@ -618,7 +618,8 @@ load_unfinished(void)
 
 	journal_clear(&a);
 	journal_clear(&b);
-	if ((M.from.conn && !journal_unfinished(&M.from, &a)) || (M.to.conn && !journal_unfinished(&M.to, &b)))
+	if ((M.from.conn && !journal_unfinished(&M.from, M.shard_s, &a)) ||
+		(M.to.conn && !journal_unfinished(&M.to, M.shard_s, &b)))
 		refuse("could not read the move journal: %s", db_error());
 	if (a.found && !is(a.side, "source"))
 		refuse("the --from server records an unfinished move of shard %d to it, started %s: "
@@ -672,7 +673,7 @@ describe_unfinished(void)
 		detail_msg("The --to server records phase \"%s\": %s.", jdst.phase, target_phase_meaning(jdst.phase));
 	else
 		detail_msg("The --to server records nothing of this move.");
-	slots = slots_of_move(&M.from);
+	slots = slots_of_move(&M.from, M.name, M.sub_oid);
 	hint_drop_slots(&M.from, slots);
 	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
 		hint_msg("Run the same command with --resume to finish the move (it is past the point of no return).");

@@ -621,7 +621,7 @@ step_copy_offline(void)
 	check_interrupt();
 	target_fresh_schema();
 	need(&M.from);
-	if (!count_rows(&M.from, counts))
+	if (!count_rows(&M.from, M.tables, M.ntables, counts))
 		fail("could not count the rows of shard %d on the --from server: %s", M.shard, db_error());
 	M.rows_total = 0;
 	for (i = 0; i < M.ntables; i++)

@@ -66,14 +66,14 @@ journal_fill(PGresult *res, JournalRow *j)
 	return true;
 }
 
-/* the unfinished move of the shard recorded on a server, if any */
+/* the unfinished move of shard (its number as text) recorded on a server, if any */
 bool
-journal_unfinished(Server *s, JournalRow *j)
+journal_unfinished(Server *s, const char *shard, JournalRow *j)
 {
 	PGresult   *res = query(s,
 							"SELECT " JOURNAL_COLUMNS " FROM shardid.move_journal "
 							"WHERE shard = $1::integer AND phase NOT IN " ACTIVE_PHASES_EXCLUDED,
-							1, M.shard_s);
+							1, shard);
 
 	if (res == NULL)
 		return false;

@@ -317,7 +317,7 @@ typedef struct JournalRow
 extern int	target_rank(const char *phase);
 extern void journal_clear(JournalRow *j);
 extern bool journal_fill(PGresult *res, JournalRow *j);
-extern bool journal_unfinished(Server *s, JournalRow *j);
+extern bool journal_unfinished(Server *s, const char *shard, JournalRow *j);
 extern bool journal_by_id(Server *s, const char *move_id, const char *side, JournalRow *j);
 extern bool journal_write(Server *s, const char *side, const char *phase);
 extern const char *target_phase_meaning(const char *phase);
@@ -330,15 +330,15 @@ extern bool freeze_tables(Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
 extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
-extern bool count_rows(Server *s, long long *counts);
-extern bool sequence_positions(Server *s, char **pos);
+extern bool count_rows(Server *s, const Table *tables, int ntables, long long *counts);
+extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
 extern bool subscription_oid(Server *s, const char *name, char **oid);
 extern bool drop_subscription(void);
 extern bool drop_schema_by_oid(Server *s, const char *oid, char **name);
 extern bool drop_publication(Server *s, const char *name);
 extern bool drop_slots(bool main_slot);
 extern bool unpublish(void);
-extern char *slots_of_move(Server *s);
+extern char *slots_of_move(Server *s, const char *name, const char *sub_oid);
 extern void hint_drop_slots(Server *s, const char *slots);
 extern void report_state(void);
 

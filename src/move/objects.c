@@ -268,32 +268,32 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 }
 
 /*
- * Row counts of the shard's tables on a server, each counted by its owner
+ * Row counts of the ntables tables on a server, each counted by its owner
  * (owner_values()); false on error.  FROM ONLY: every table with rows
  * (relkind 'r', partitions too) is counted once, by itself.
  */
 bool
-count_rows(Server *s, long long *counts)
+count_rows(Server *s, const Table *tables, int ntables, long long *counts)
 {
-	char	  **owners = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **sqls = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **vals = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **owners = xcalloc(ntables + 1, sizeof(char *));
+	char	  **sqls = xcalloc(ntables + 1, sizeof(char *));
+	char	  **vals = xcalloc(ntables + 1, sizeof(char *));
 	int			i,
 				n = 0;
 	bool		ok;
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < ntables; i++)
 	{
 		counts[i] = 0;
-		if (M.tables[i].kind != 'r')
+		if (tables[i].kind != 'r')
 			continue;
-		owners[n] = M.tables[i].owner;
-		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", M.tables[i].qname);
+		owners[n] = tables[i].owner;
+		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", tables[i].qname);
 	}
 	ok = owner_values(s, n, owners, sqls, vals);
-	for (i = 0, n = 0; i < M.ntables; i++)
+	for (i = 0, n = 0; i < ntables; i++)
 	{
-		if (M.tables[i].kind != 'r')
+		if (tables[i].kind != 'r')
 			continue;
 		if (ok)
 			counts[i] = atoll(vals[n] ? vals[n] : "0");
@@ -306,15 +306,15 @@ count_rows(Server *s, long long *counts)
 	return ok;
 }
 
-/* "last_value is_called" of each sequence */
+/* "last_value is_called" of each of the nseqs sequences seqs */
 bool
-sequence_positions(Server *s, char **pos)
+sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos)
 {
 	int			i;
 
-	for (i = 0; i < M.nseqs; i++)
+	for (i = 0; i < nseqs; i++)
 	{
-		char	   *sql = xprintf("SELECT last_value::text || ' ' || is_called::text FROM %s", M.seqs[i].qname);
+		char	   *sql = xprintf("SELECT last_value::text || ' ' || is_called::text FROM %s", seqs[i].qname);
 		bool		ok = get_value(s, &pos[i], sql, 0);
 
 		free(sql);
@@ -447,9 +447,12 @@ unpublish(void)
 	return drop_slots(true) && drop_publication(&M.from, M.name);
 }
 
-/* replication slots of the move on the source, "" when none */
+/*
+ * replication slots of the move named name on the source (with the table
+ * syncs of subscription sub_oid, when known), "" when none
+ */
 char *
-slots_of_move(Server *s)
+slots_of_move(Server *s, const char *name, const char *sub_oid)
 {
 	char	   *v = NULL;
 
@@ -458,7 +461,7 @@ slots_of_move(Server *s)
 				   "FROM pg_catalog.pg_replication_slots "
 				   "WHERE slot_name = $1 OR ($2::text IS NOT NULL AND "
 				   "pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
-				   2, M.name, M.sub_oid))
+				   2, name, sub_oid))
 		return NULL;
 	return v ? v : xstrdup("");
 }
@@ -534,7 +537,7 @@ report_server(Server *s, const char *side, char **slots_out)
 
 	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
 	subscription_oid(s, M.name, &sub);
-	slots = slots_of_move(s);
+	slots = slots_of_move(s, M.name, M.sub_oid);
 	if (M.move_id)
 	{
 		JournalRow	j;

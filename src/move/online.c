@@ -515,7 +515,7 @@ step_carry_sequences(void)
 	check_interrupt();
 	need(&M.from);
 	need(&M.to);
-	if (!sequence_positions(&M.from, pos))
+	if (!sequence_positions(&M.from, M.seqs, M.nseqs, pos))
 		fail("could not read the sequences on the --from server: %s", db_error());
 	ok = tx_begin(&M.to);
 	for (i = 0; ok && i < M.nseqs; i++)
