@@ -13,9 +13,11 @@
  *					from one connection to another
  *	 state.c		the move's state M, the move lock, how a run ends
  *					(finish, refuse, fail)
- *	 journal.c		phases and their order, rows of shardid.move_journal
+ *	 journal.c		phases and their order, rows of shardid.move_journal; the
+ *					shard's row of shardid.shard_registry
  *	 objects.c		what the move makes on a server: guard triggers, slots,
- *					publication, subscription; row counts, sequence positions
+ *					publication, subscription, the target's schema; row counts,
+ *					sequence positions
  *	 undo.c			give up: undo each side, say what is left
  *	 checks.c		connect, preflight, unfinished moves
  *	 copy.c			pg_dump / pg_restore with progress, the offline rows
