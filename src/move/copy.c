@@ -579,7 +579,7 @@ target_fresh_schema(void)
 	char	   *old = NULL;
 
 	need(&M.to);
-	if (!drop_subscription())
+	if (!drop_subscription(&M.to, M.name))
 		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
 	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", M.qschema, qowner);
 	ok = tx_begin(&M.to);

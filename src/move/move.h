@@ -335,11 +335,11 @@ extern bool owner_values(Server *s, int n, char *const *owners, char *const *sql
 extern bool count_rows(Server *s, const Table *tables, int ntables, long long *counts);
 extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
 extern bool subscription_oid(Server *s, const char *name, char **oid);
-extern bool drop_subscription(void);
+extern bool drop_subscription(Server *s, const char *name);
 extern bool drop_schema_by_oid(Server *s, const char *oid, char **name);
 extern bool drop_publication(Server *s, const char *name);
-extern bool drop_slots(bool main_slot);
-extern bool unpublish(void);
+extern bool drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot);
+extern bool unpublish(Server *s, const char *name, const char *sub_oid);
 extern char *slots_of_move(Server *s, const char *name, const char *sub_oid);
 extern void hint_drop_slots(Server *s, const char *slots);
 extern void report_state(void);

@@ -337,25 +337,25 @@ subscription_oid(Server *s, const char *name, char **oid)
 					 1, name);
 }
 
-/* target: drop the subscription (never its slot through the --to server) */
+/* target s: drop subscription name (never its slot through the target) */
 bool
-drop_subscription(void)
+drop_subscription(Server *s, const char *name)
 {
 	char	   *sub = NULL;
 	char	   *qsub;
 	bool		ok;
 
-	if (!subscription_oid(&M.to, M.name, &sub))
+	if (!subscription_oid(s, name, &sub))
 		return false;
 	if (sub == NULL)
 		return true;
-	qsub = quote_ident(&M.to, M.name);
+	qsub = quote_ident(s, name);
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
 		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
 
-		ok = exec_sql(&M.to, a, 0) && exec_sql(&M.to, b, 0) && exec_sql(&M.to, c, 0);
+		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0) && exec_sql(s, c, 0);
 		free(a);
 		free(b);
 		free(c);
@@ -390,19 +390,23 @@ drop_schema_by_oid(Server *s, const char *oid, char **name)
 	return ok;
 }
 
-/* source: drop the move's replication slots, stopping their senders */
+/*
+ * Source s: drop the move's replication slots, stopping their senders: its
+ * slot name when main_slot, and the table syncs' slots of subscription
+ * sub_oid when it is known
+ */
 bool
-drop_slots(bool main_slot)
+drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot)
 {
 	double		deadline = now_seconds() + SLOT_DROP_WAIT_S;
 
 	for (;;)
 	{
-		PGresult   *res = query(&M.from,
+		PGresult   *res = query(s,
 								"SELECT slot_name, active_pid FROM pg_catalog.pg_replication_slots "
 								"WHERE (slot_name = $1 AND $3) OR ($2::text IS NOT NULL AND "
 								"pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
-								3, M.name, M.sub_oid, main_slot ? "true" : "false");
+								3, name, sub_oid, main_slot ? "true" : "false");
 		int			i,
 					n;
 
@@ -414,9 +418,9 @@ drop_slots(bool main_slot)
 			const char *slot = PQgetvalue(res, i, 0);
 
 			if (!PQgetisnull(res, i, 1))
-				exec_sql(&M.from, "SELECT pg_catalog.pg_terminate_backend($1::integer)", 1, PQgetvalue(res, i, 1));
+				exec_sql(s, "SELECT pg_catalog.pg_terminate_backend($1::integer)", 1, PQgetvalue(res, i, 1));
 			else
-				exec_sql(&M.from, "SELECT pg_catalog.pg_drop_replication_slot($1::name)", 1, slot);
+				exec_sql(s, "SELECT pg_catalog.pg_drop_replication_slot($1::name)", 1, slot);
 		}
 		PQclear(res);
 		if (n == 0)
@@ -440,11 +444,11 @@ drop_publication(Server *s, const char *name)
 	return ok;
 }
 
-/* source: publication and slots gone */
+/* source s: the move's publication and slots (name, sub_oid) gone */
 bool
-unpublish(void)
+unpublish(Server *s, const char *name, const char *sub_oid)
 {
-	return drop_slots(true) && drop_publication(&M.from, M.name);
+	return drop_slots(s, name, sub_oid, true) && drop_publication(s, name);
 }
 
 /*

@@ -178,10 +178,10 @@ void
 drop_replication(void)
 {
 	need(&M.to);
-	if (!drop_subscription())
+	if (!drop_subscription(&M.to, M.name))
 		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
 	need(&M.from);
-	if (!drop_slots(true))
+	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
 		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
 	M.sub_oid = NULL;
 }
@@ -537,9 +537,9 @@ step_carry_sequences(void)
 		fail("could not carry the sequences to the --to server: %s", why);
 	}
 	say("%s carried to the --to server", count_of(M.nseqs, "sequence position", "sequence positions"));
-	if (!drop_subscription())
+	if (!drop_subscription(&M.to, M.name))
 		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	if (!unpublish())
+	if (!unpublish(&M.from, M.name, M.sub_oid))
 		fail("could not drop the publication and replication slot %s on the --from server: %s", M.name, db_error());
 	say("subscription, publication and replication slot %s dropped", M.name);
 }

@@ -93,7 +93,7 @@ undo_target(void)
 		return true;
 	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
 		return false;
-	ok = drop_subscription();
+	ok = drop_subscription(&M.to, M.name);
 	if (!ok)
 		error_msg("could not drop subscription %s on the --to server: %s", M.name, db_error());
 	ok = ok && tx_begin(&M.to);
@@ -148,7 +148,7 @@ undo_source(void)
 				  "only the --to server knows whether it took the shard over, and it did not answer");
 		return false;
 	}
-	if (!drop_slots(true))
+	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
 	{
 		error_msg("could not drop the replication slots of the move on the --from server: %s", db_error());
 		return false;
