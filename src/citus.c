@@ -67,18 +67,27 @@ static FmgrInfo next_id_finfo;
 static bool next_id_ready = false;
 static HTAB *checked_tables = NULL;
 
+/*
+ * shardid's function name(argtypes), looked up in the schema of the
+ * function self that calls it (set_id(), citus_guard()), not by search_path
+ */
+static Oid
+own_function(Oid self, const char *name, int nargs, Oid *argtypes)
+{
+	char	   *schema = get_namespace_name(get_func_namespace(self));
+
+	return LookupFuncName(list_make2(makeString(schema), makeString(pstrdup(name))),
+						  nargs, argtypes, false);
+}
+
 /* shardid.next_id(integer), in the schema of the calling trigger function */
 static void
 set_id_lookup_next_id(Oid self)
 {
 	Oid			argtypes[1] = {INT4OID};
-	char	   *schema = get_namespace_name(get_func_namespace(self));
-	List	   *name;
-	Oid			fn;
 
-	name = list_make2(makeString(schema), makeString("next_id"));
-	fn = LookupFuncName(name, 1, argtypes, false);
-	fmgr_info_cxt(fn, &next_id_finfo, TopMemoryContext);
+	fmgr_info_cxt(own_function(self, "next_id", 1, argtypes), &next_id_finfo,
+				  TopMemoryContext);
 	next_id_ready = true;
 }
 
@@ -310,8 +319,6 @@ Datum
 shardid_citus_guard(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata;
-	char	   *schema;
-	Oid			fn;
 	FmgrInfo	flinfo;
 
 	LOCAL_FCINFO(guard_fcinfo, 0);
@@ -333,10 +340,7 @@ shardid_citus_guard(PG_FUNCTION_ARGS)
 	 * through the function manager, which checks no EXECUTE privilege (it
 	 * is not PUBLIC's) and applies its SET search_path
 	 */
-	schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-	fn = LookupFuncName(list_make2(makeString(schema), makeString("citus_guard_ddl")),
-						0, NULL, false);
-	fmgr_info(fn, &flinfo);
+	fmgr_info(own_function(fcinfo->flinfo->fn_oid, "citus_guard_ddl", 0, NULL), &flinfo);
 	InitFunctionCallInfoData(*guard_fcinfo, &flinfo, 0, InvalidOid, NULL, NULL);
 	(void) FunctionCallInvoke(guard_fcinfo);
 	PG_RETURN_VOID();

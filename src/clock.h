@@ -2,7 +2,8 @@
  *
  * clock.h
  *	  The wall clock, time conversions and the checks that keep an id's
- *	  time inside the part of the time field that sorts.
+ *	  time inside the part of the time field that sorts, and its shard
+ *	  inside the shard field.
  *
  * Depends on nothing of shardid but the pure core: the epoch is passed in
  * by the caller.
@@ -68,6 +69,18 @@ shardid_check_moment(int64 unix_ms, int64 epoch_ms, const char *what,
 	if (likely(millis >= 0 && millis < SHARDID_SIGN_MILLIS))
 		return;
 	shardid_moment_error(unix_ms, epoch_ms, what, show_value);
+}
+
+/* the check of a shard argument, the same in every entry point */
+static inline void
+shardid_check_shard(int32 shard)
+{
+	if (unlikely(!shardid_shard_ok(shard)))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("shard %d is out of range", shard),
+				 errdetail("A shard must be between 0 and %d (13 bits).",
+						   SHARDID_MAX_SHARD)));
 }
 
 #endif							/* SHARDID_CLOCK_H */

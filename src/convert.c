@@ -115,7 +115,7 @@ shardid_legacy_below(Oid relid, const char *column, int64 *below)
 }
 
 /* legacy ids lie below the first id of the epoch's second day */
-#define LEGACY_LIMIT ((int64) ((uint64) 86400000 << SHARDID_TIME_SHIFT))
+#define LEGACY_LIMIT shardid_min_for_millis(INT64CONST(86400000))
 
 /*
  * Whether role may register shards (as check_registry_writer() says):
@@ -218,12 +218,7 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shardid.legacy_ids does not exist"),
 				 errhint("Run ALTER EXTENSION shardid UPDATE.")));
-	if (shard < 0 || shard > SHARDID_MAX_SHARD)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("shard %d is out of range", shard),
-				 errdetail("A shard must be between 0 and %d (13 bits).",
-						   SHARDID_MAX_SHARD)));
+	shardid_check_shard(shard);
 
 	/* ownership first: no lock is taken on another role's table */
 	if (!shardid_table_ownercheck(relid, GetUserId()))

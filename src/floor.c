@@ -193,7 +193,7 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	shard = DatumGetInt32(d);
 	d = heap_getattr(tuple, schema_att, tupdesc, &isnull);
 	nsp = isnull ? InvalidOid : get_namespace_oid(NameStr(*DatumGetName(d)), true);
-	if (shard < 0 || shard > SHARDID_MAX_SHARD || !OidIsValid(nsp))
+	if (!shardid_shard_ok(shard) || !OidIsValid(nsp))
 		return PointerGetDatum(tuple);	/* registry_guard refused it */
 
 	/* a floor given by a superuser (a restore of the registry's rows) */
@@ -286,12 +286,7 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 	bool		strict;
 
-	if (shard < 0 || shard > SHARDID_MAX_SHARD)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("shard %d is out of range", shard),
-				 errdetail("A shard must be between 0 and %d (13 bits).",
-						   SHARDID_MAX_SHARD)));
+	shardid_check_shard(shard);
 	shardid_materialize(fcinfo);
 	store = rsinfo->setResult;
 	tupdesc = rsinfo->setDesc;

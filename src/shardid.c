@@ -41,17 +41,6 @@ void		_PG_init(void);
  * ---------------------------------------------------------------------
  */
 static inline void
-check_shard(int32 shard)
-{
-	if (unlikely(!shardid_shard_ok(shard)))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("shard %d is out of range", shard),
-				 errdetail("A shard must be between 0 and %d (13 bits).",
-						   SHARDID_MAX_SHARD)));
-}
-
-static inline void
 check_seq(int64 seq)
 {
 	if (unlikely(seq < 0))
@@ -123,7 +112,7 @@ shardid_next_id(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 	int64		seq = PG_GETARG_INT64(1);
 
-	check_shard(shard);
+	shardid_check_shard(shard);
 	check_seq(seq);
 	shardid_shared_attach();
 	PG_RETURN_INT64(stamp_id(shard, seq));
@@ -135,7 +124,7 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 
-	check_shard(shard);
+	shardid_check_shard(shard);
 	shardid_shared_attach();
 	check_shard_counters();
 	PG_RETURN_INT64(stamp_id(shard, -1));
@@ -175,7 +164,7 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 		int32		n = PG_GETARG_INT32(1);
 		MemoryContext old;
 
-		check_shard(shard);
+		shardid_check_shard(shard);
 		if (n < 1 || n > SHARDID_NEXT_IDS_MAX)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -227,7 +216,7 @@ shardid_make_id(PG_FUNCTION_ARGS)
 	int64		seq = PG_GETARG_INT64(2);
 
 	check_millis(millis);
-	check_shard(shard);
+	shardid_check_shard(shard);
 	check_seq(seq);
 	PG_RETURN_INT64(shardid_pack(millis, shard, seq));
 }

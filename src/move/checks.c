@@ -471,16 +471,14 @@ check_new_move(void)
 	if (M.shard > atoi(max_shard))
 		refuse("shard %d is out of range: a shard must be between 0 and %s", M.shard, max_shard);
 
-	if (!get_value(&M.from, &M.schema, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-				   1, M.shard_s))
+	if (!registered_schema(&M.from, M.shard_s, &M.schema))
 		refuse("could not read the shard registry of the --from server: %s", db_error());
 	if (M.schema == NULL)
 		refuse("shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", M.shard);
 	check_not_citus(&M.from);
 	check_not_citus(&M.to);
 
-	if (!get_value(&M.to, &v, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-				   1, M.shard_s))
+	if (!registered_schema(&M.to, M.shard_s, &v))
 		refuse("could not read the shard registry of the --to server: %s", db_error());
 	if (v != NULL)
 		refuse("shard %d already lives on the --to server (schema \"%s\"); nothing was changed", M.shard, v);
@@ -545,11 +543,7 @@ legacy_names(void)
 				  "OR EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name)",
 				  1, M.name) && v)
 		return true;
-	if (M.to.conn &&
-		get_value(&M.to, &v,
-				  "SELECT 1 FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				  1, M.name) && v)
+	if (M.to.conn && subscription_oid(&M.to, M.name, &v) && v)
 		return true;
 	return false;
 }
@@ -624,7 +618,8 @@ load_unfinished(void)
 
 	journal_clear(&a);
 	journal_clear(&b);
-	if ((M.from.conn && !journal_unfinished(&M.from, &a)) || (M.to.conn && !journal_unfinished(&M.to, &b)))
+	if ((M.from.conn && !journal_unfinished(&M.from, M.shard_s, &a)) ||
+		(M.to.conn && !journal_unfinished(&M.to, M.shard_s, &b)))
 		refuse("could not read the move journal: %s", db_error());
 	if (a.found && !is(a.side, "source"))
 		refuse("the --from server records an unfinished move of shard %d to it, started %s: "
@@ -678,7 +673,7 @@ describe_unfinished(void)
 		detail_msg("The --to server records phase \"%s\": %s.", jdst.phase, target_phase_meaning(jdst.phase));
 	else
 		detail_msg("The --to server records nothing of this move.");
-	slots = slots_of_move(&M.from);
+	slots = slots_of_move(&M.from, M.name, M.sub_oid);
 	hint_drop_slots(&M.from, slots);
 	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
 		hint_msg("Run the same command with --resume to finish the move (it is past the point of no return).");

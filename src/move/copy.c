@@ -579,24 +579,12 @@ target_fresh_schema(void)
 	char	   *old = NULL;
 
 	need(&M.to);
-	if (!drop_subscription())
+	if (!drop_subscription(&M.to, M.name))
 		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
 	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", M.qschema, qowner);
 	ok = tx_begin(&M.to);
 	if (ok && M.dst_schema_oid)
-	{
-		ok = get_value(&M.to, &old, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid",
-					   1, M.dst_schema_oid);
-		if (ok && old)
-		{
-			char	   *q = quote_ident(&M.to, old);
-			char	   *drop = xprintf("DROP SCHEMA %s CASCADE", q);
-
-			ok = exec_sql(&M.to, drop, 0);
-			free(drop);
-			free(q);
-		}
-	}
+		ok = drop_schema_by_oid(&M.to, M.dst_schema_oid, &old);
 	ok = ok &&
 		journal_write(&M.to, "target", "copying") &&
 		exec_sql(&M.to, sql, 0) &&
@@ -633,7 +621,7 @@ step_copy_offline(void)
 	check_interrupt();
 	target_fresh_schema();
 	need(&M.from);
-	if (!count_rows(&M.from, counts))
+	if (!count_rows(&M.from, M.tables, M.ntables, counts))
 		fail("could not count the rows of shard %d on the --from server: %s", M.shard, db_error());
 	M.rows_total = 0;
 	for (i = 0; i < M.ntables; i++)

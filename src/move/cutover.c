@@ -70,9 +70,9 @@ step_verify(void)
 	check_interrupt();
 	need(&M.from);
 	need(&M.to);
-	if (!count_rows(&M.from, a))
+	if (!count_rows(&M.from, M.tables, M.ntables, a))
 		fail("could not count rows on the --from server: %s", db_error());
-	if (!count_rows(&M.to, b))
+	if (!count_rows(&M.to, M.tables, M.ntables, b))
 		fail("could not count rows on the --to server: %s", db_error());
 	for (i = 0; i < M.ntables; i++)
 	{
@@ -82,9 +82,9 @@ step_verify(void)
 			fail("table %s has %lld rows on the --from server but %lld on the --to server",
 				 M.tables[i].qname, a[i], b[i]);
 	}
-	if (!sequence_positions(&M.from, pa))
+	if (!sequence_positions(&M.from, M.seqs, M.nseqs, pa))
 		fail("could not read the sequences on the --from server: %s", db_error());
-	if (!sequence_positions(&M.to, pb))
+	if (!sequence_positions(&M.to, M.seqs, M.nseqs, pb))
 		fail("could not read the sequences on the --to server: %s", db_error());
 	for (i = 0; i < M.nseqs; i++)
 		if (!is(pa[i], pb[i]))

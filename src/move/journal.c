@@ -4,7 +4,8 @@
  *	  shardid.move_journal: the phases of each side and their order, and
  *	  the rows that record them.  Every step is recorded on the server it
  *	  changes, in the same transaction as the change where one transaction
- *	  can hold both.
+ *	  can hold both.  The shard's row of shardid.shard_registry, read the
+ *	  same way by every step that asks where the shard lives.
  *
  * src/move/journal.c
  *
@@ -65,14 +66,14 @@ journal_fill(PGresult *res, JournalRow *j)
 	return true;
 }
 
-/* the unfinished move of the shard recorded on a server, if any */
+/* the unfinished move of shard (its number as text) recorded on a server, if any */
 bool
-journal_unfinished(Server *s, JournalRow *j)
+journal_unfinished(Server *s, const char *shard, JournalRow *j)
 {
 	PGresult   *res = query(s,
 							"SELECT " JOURNAL_COLUMNS " FROM shardid.move_journal "
 							"WHERE shard = $1::integer AND phase NOT IN " ACTIVE_PHASES_EXCLUDED,
-							1, M.shard_s);
+							1, shard);
 
 	if (res == NULL)
 		return false;
@@ -157,4 +158,16 @@ source_phase_meaning(const char *phase)
 	if (is(phase, "aborted"))
 		return "its part of the move was undone";
 	return "unknown phase";
+}
+
+/*
+ * The schema that shardid.shard_registry on s names for shard (its number
+ * as text) into *schema, NULL when the shard is not registered there; false
+ * when the query failed.
+ */
+bool
+registered_schema(Server *s, const char *shard, char **schema)
+{
+	return get_value(s, schema, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
+					 1, shard);
 }

@@ -13,9 +13,11 @@
  *					from one connection to another
  *	 state.c		the move's state M, the move lock, how a run ends
  *					(finish, refuse, fail)
- *	 journal.c		phases and their order, rows of shardid.move_journal
+ *	 journal.c		phases and their order, rows of shardid.move_journal; the
+ *					shard's row of shardid.shard_registry
  *	 objects.c		what the move makes on a server: guard triggers, slots,
- *					publication, subscription; row counts, sequence positions
+ *					publication, subscription, the target's schema; row counts,
+ *					sequence positions
  *	 undo.c			give up: undo each side, say what is left
  *	 checks.c		connect, preflight, unfinished moves
  *	 copy.c			pg_dump / pg_restore with progress, the offline rows
@@ -317,11 +319,12 @@ typedef struct JournalRow
 extern int	target_rank(const char *phase);
 extern void journal_clear(JournalRow *j);
 extern bool journal_fill(PGresult *res, JournalRow *j);
-extern bool journal_unfinished(Server *s, JournalRow *j);
+extern bool journal_unfinished(Server *s, const char *shard, JournalRow *j);
 extern bool journal_by_id(Server *s, const char *move_id, const char *side, JournalRow *j);
 extern bool journal_write(Server *s, const char *side, const char *phase);
 extern const char *target_phase_meaning(const char *phase);
 extern const char *source_phase_meaning(const char *phase);
+extern bool registered_schema(Server *s, const char *shard, char **schema);
 
 /* objects.c */
 extern void inspect_source(void);
@@ -329,12 +332,15 @@ extern bool freeze_tables(Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
 extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
-extern bool count_rows(Server *s, long long *counts);
-extern bool sequence_positions(Server *s, char **pos);
-extern bool drop_subscription(void);
-extern bool drop_slots(bool main_slot);
-extern bool unpublish(void);
-extern char *slots_of_move(Server *s);
+extern bool count_rows(Server *s, const Table *tables, int ntables, long long *counts);
+extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
+extern bool subscription_oid(Server *s, const char *name, char **oid);
+extern bool drop_subscription(Server *s, const char *name);
+extern bool drop_schema_by_oid(Server *s, const char *oid, char **name);
+extern bool drop_publication(Server *s, const char *name);
+extern bool drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot);
+extern bool unpublish(Server *s, const char *name, const char *sub_oid);
+extern char *slots_of_move(Server *s, const char *name, const char *sub_oid);
 extern void hint_drop_slots(Server *s, const char *slots);
 extern void report_state(void);
 
@@ -385,6 +391,7 @@ extern void step_wait_sync(void);
 extern void step_close_gap(void);
 extern void step_catch_up(void);
 extern void step_carry_sequences(void);
+extern void drop_replication(void);
 
 /* cutover.c */
 extern void step_freeze(void);

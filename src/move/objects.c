@@ -268,32 +268,32 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 }
 
 /*
- * Row counts of the shard's tables on a server, each counted by its owner
+ * Row counts of the ntables tables on a server, each counted by its owner
  * (owner_values()); false on error.  FROM ONLY: every table with rows
  * (relkind 'r', partitions too) is counted once, by itself.
  */
 bool
-count_rows(Server *s, long long *counts)
+count_rows(Server *s, const Table *tables, int ntables, long long *counts)
 {
-	char	  **owners = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **sqls = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **vals = xcalloc(M.ntables + 1, sizeof(char *));
+	char	  **owners = xcalloc(ntables + 1, sizeof(char *));
+	char	  **sqls = xcalloc(ntables + 1, sizeof(char *));
+	char	  **vals = xcalloc(ntables + 1, sizeof(char *));
 	int			i,
 				n = 0;
 	bool		ok;
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < ntables; i++)
 	{
 		counts[i] = 0;
-		if (M.tables[i].kind != 'r')
+		if (tables[i].kind != 'r')
 			continue;
-		owners[n] = M.tables[i].owner;
-		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", M.tables[i].qname);
+		owners[n] = tables[i].owner;
+		sqls[n++] = xprintf("SELECT pg_catalog.count(*)::pg_catalog.text FROM ONLY %s", tables[i].qname);
 	}
 	ok = owner_values(s, n, owners, sqls, vals);
-	for (i = 0, n = 0; i < M.ntables; i++)
+	for (i = 0, n = 0; i < ntables; i++)
 	{
-		if (M.tables[i].kind != 'r')
+		if (tables[i].kind != 'r')
 			continue;
 		if (ok)
 			counts[i] = atoll(vals[n] ? vals[n] : "0");
@@ -306,15 +306,15 @@ count_rows(Server *s, long long *counts)
 	return ok;
 }
 
-/* "last_value is_called" of each sequence */
+/* "last_value is_called" of each of the nseqs sequences seqs */
 bool
-sequence_positions(Server *s, char **pos)
+sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos)
 {
 	int			i;
 
-	for (i = 0; i < M.nseqs; i++)
+	for (i = 0; i < nseqs; i++)
 	{
-		char	   *sql = xprintf("SELECT last_value::text || ' ' || is_called::text FROM %s", M.seqs[i].qname);
+		char	   *sql = xprintf("SELECT last_value::text || ' ' || is_called::text FROM %s", seqs[i].qname);
 		bool		ok = get_value(s, &pos[i], sql, 0);
 
 		free(sql);
@@ -324,28 +324,38 @@ sequence_positions(Server *s, char **pos)
 	return true;
 }
 
-/* target: drop the subscription (never its slot through the --to server) */
+/*
+ * The oid of subscription name in the database of s into *oid, NULL when
+ * there is none; false when the query failed.
+ */
 bool
-drop_subscription(void)
+subscription_oid(Server *s, const char *name, char **oid)
+{
+	return get_value(s, oid,
+					 "SELECT oid FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
+					 "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
+					 1, name);
+}
+
+/* target s: drop subscription name (never its slot through the target) */
+bool
+drop_subscription(Server *s, const char *name)
 {
 	char	   *sub = NULL;
 	char	   *qsub;
 	bool		ok;
 
-	if (!get_value(&M.to, &sub,
-				   "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				   "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				   1, M.name))
+	if (!subscription_oid(s, name, &sub))
 		return false;
 	if (sub == NULL)
 		return true;
-	qsub = quote_ident(&M.to, sub);
+	qsub = quote_ident(s, name);
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
 		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
 
-		ok = exec_sql(&M.to, a, 0) && exec_sql(&M.to, b, 0) && exec_sql(&M.to, c, 0);
+		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0) && exec_sql(s, c, 0);
 		free(a);
 		free(b);
 		free(c);
@@ -355,19 +365,48 @@ drop_subscription(void)
 	return ok;
 }
 
-/* source: drop the move's replication slots, stopping their senders */
+/*
+ * Drop the schema whose oid is oid on s (a schema this move made), in the
+ * caller's transaction; its name into *name, NULL when it is gone already.
+ * False when a statement failed.
+ */
 bool
-drop_slots(bool main_slot)
+drop_schema_by_oid(Server *s, const char *oid, char **name)
+{
+	char	   *q;
+	char	   *sql;
+	bool		ok;
+
+	*name = NULL;
+	if (!get_value(s, name, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid", 1, oid))
+		return false;
+	if (*name == NULL)
+		return true;
+	q = quote_ident(s, *name);
+	sql = xprintf("DROP SCHEMA %s CASCADE", q);
+	ok = exec_sql(s, sql, 0);
+	free(sql);
+	free(q);
+	return ok;
+}
+
+/*
+ * Source s: drop the move's replication slots, stopping their senders: its
+ * slot name when main_slot, and the table syncs' slots of subscription
+ * sub_oid when it is known
+ */
+bool
+drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot)
 {
 	double		deadline = now_seconds() + SLOT_DROP_WAIT_S;
 
 	for (;;)
 	{
-		PGresult   *res = query(&M.from,
+		PGresult   *res = query(s,
 								"SELECT slot_name, active_pid FROM pg_catalog.pg_replication_slots "
 								"WHERE (slot_name = $1 AND $3) OR ($2::text IS NOT NULL AND "
 								"pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
-								3, M.name, M.sub_oid, main_slot ? "true" : "false");
+								3, name, sub_oid, main_slot ? "true" : "false");
 		int			i,
 					n;
 
@@ -379,9 +418,9 @@ drop_slots(bool main_slot)
 			const char *slot = PQgetvalue(res, i, 0);
 
 			if (!PQgetisnull(res, i, 1))
-				exec_sql(&M.from, "SELECT pg_catalog.pg_terminate_backend($1::integer)", 1, PQgetvalue(res, i, 1));
+				exec_sql(s, "SELECT pg_catalog.pg_terminate_backend($1::integer)", 1, PQgetvalue(res, i, 1));
 			else
-				exec_sql(&M.from, "SELECT pg_catalog.pg_drop_replication_slot($1::name)", 1, slot);
+				exec_sql(s, "SELECT pg_catalog.pg_drop_replication_slot($1::name)", 1, slot);
 		}
 		PQclear(res);
 		if (n == 0)
@@ -392,22 +431,32 @@ drop_slots(bool main_slot)
 	}
 }
 
-/* source: publication and slots gone */
+/* drop publication name on s if it exists */
 bool
-unpublish(void)
+drop_publication(Server *s, const char *name)
 {
-	char	   *qpub = quote_ident(&M.from, M.name);
+	char	   *qpub = quote_ident(s, name);
 	char	   *sql = xprintf("DROP PUBLICATION IF EXISTS %s", qpub);
-	bool		ok = drop_slots(true) && exec_sql(&M.from, sql, 0);
+	bool		ok = exec_sql(s, sql, 0);
 
 	free(sql);
 	free(qpub);
 	return ok;
 }
 
-/* replication slots of the move on the source, "" when none */
+/* source s: the move's publication and slots (name, sub_oid) gone */
+bool
+unpublish(Server *s, const char *name, const char *sub_oid)
+{
+	return drop_slots(s, name, sub_oid, true) && drop_publication(s, name);
+}
+
+/*
+ * replication slots of the move named name on the source (with the table
+ * syncs of subscription sub_oid, when known), "" when none
+ */
 char *
-slots_of_move(Server *s)
+slots_of_move(Server *s, const char *name, const char *sub_oid)
 {
 	char	   *v = NULL;
 
@@ -416,7 +465,7 @@ slots_of_move(Server *s)
 				   "FROM pg_catalog.pg_replication_slots "
 				   "WHERE slot_name = $1 OR ($2::text IS NOT NULL AND "
 				   "pg_catalog.starts_with(slot_name::text, 'pg_' || $2 || '_sync_'))",
-				   2, M.name, M.sub_oid))
+				   2, name, sub_oid))
 		return NULL;
 	return v ? v : xstrdup("");
 }
@@ -460,8 +509,7 @@ report_server(Server *s, const char *side, char **slots_out)
 			side[0] == 's' ? source_phase_meaning(M.src_phase) : target_phase_meaning(M.dst_phase));
 		return;
 	}
-	get_value(s, &registered, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-			  1, M.shard_s);
+	registered_schema(s, M.shard_s, &registered);
 
 	res = query(s,
 				"SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c "
@@ -492,11 +540,8 @@ report_server(Server *s, const char *side, char **slots_out)
 	PQclear(res);
 
 	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
-	get_value(s, &sub,
-			  "SELECT subname FROM pg_catalog.pg_subscription WHERE subname = $1::name "
-			  "AND subdbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-			  1, M.name);
-	slots = slots_of_move(s);
+	subscription_oid(s, M.name, &sub);
+	slots = slots_of_move(s, M.name, M.sub_oid);
 	if (M.move_id)
 	{
 		JournalRow	j;
@@ -510,7 +555,7 @@ report_server(Server *s, const char *side, char **slots_out)
 	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, M.shard,
 		registered ? "registered" : "not registered", schema_state,
 		pub ? "; publication " : "", pub ? pub : "",
-		sub ? "; subscription " : "", sub ? sub : "",
+		sub ? "; subscription " : "", sub ? M.name : "",
 		slots && slots[0] ? "; replication slots of the move" : "");
 	say("%s server: %s", s->option, journal);
 	*slots_out = slots;

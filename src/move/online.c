@@ -89,10 +89,7 @@ subscribe_tx(Server *s)
 
 	ok = freeze_tables(s) &&
 		exec_sql(s, sql, 0) &&
-		get_value(s, &oid,
-				  "SELECT oid FROM pg_catalog.pg_subscription WHERE subname = $1::name AND subdbid = "
-				  "(SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())",
-				  1, M.name) &&
+		subscription_oid(s, M.name, &oid) &&
 		journal_write(s, "target", "replicating") &&
 		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
 				 "WHERE move_id = $2 AND side = 'target'", 2, oid, M.move_id);
@@ -173,17 +170,27 @@ orphaned_syncs(void)
 	return orphans;
 }
 
+/*
+ * The subscription of an earlier attempt dropped on the target, then the
+ * move's replication slots on the source, before the copy begins again
+ */
+void
+drop_replication(void)
+{
+	need(&M.to);
+	if (!drop_subscription(&M.to, M.name))
+		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
+	need(&M.from);
+	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
+		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
+	M.sub_oid = NULL;
+}
+
 /* the subscription dropped with its slots, and the initial copy begun again */
 static void
 copy_online_again(void)
 {
-	need(&M.to);
-	if (!drop_subscription())
-		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	need(&M.from);
-	if (!drop_slots(true))
-		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
-	M.sub_oid = NULL;
+	drop_replication();
 	step_publish();
 	copy_online();
 }
@@ -508,7 +515,7 @@ step_carry_sequences(void)
 	check_interrupt();
 	need(&M.from);
 	need(&M.to);
-	if (!sequence_positions(&M.from, pos))
+	if (!sequence_positions(&M.from, M.seqs, M.nseqs, pos))
 		fail("could not read the sequences on the --from server: %s", db_error());
 	ok = tx_begin(&M.to);
 	for (i = 0; ok && i < M.nseqs; i++)
@@ -530,9 +537,9 @@ step_carry_sequences(void)
 		fail("could not carry the sequences to the --to server: %s", why);
 	}
 	say("%s carried to the --to server", count_of(M.nseqs, "sequence position", "sequence positions"));
-	if (!drop_subscription())
+	if (!drop_subscription(&M.to, M.name))
 		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	if (!unpublish())
+	if (!unpublish(&M.from, M.name, M.sub_oid))
 		fail("could not drop the publication and replication slot %s on the --from server: %s", M.name, db_error());
 	say("subscription, publication and replication slot %s dropped", M.name);
 }

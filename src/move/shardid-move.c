@@ -326,16 +326,7 @@ run_move(void)
 		if (rank <= RANK_COPYING)
 		{
 			if (rank == RANK_COPYING)
-			{
-				/* an earlier attempt's subscription and slots go first */
-				need(&M.to);
-				if (!drop_subscription())
-					fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-				need(&M.from);
-				if (!drop_slots(true))
-					fail("could not drop the replication slots of the move on the --from server: %s", db_error());
-				M.sub_oid = NULL;
-			}
+				drop_replication();	/* an earlier attempt's go first */
 			step_publish();
 			step_copy_online();
 		}
@@ -393,8 +384,7 @@ run_drop_source(void)
 		refuse("the --to server does not record the move of shard %d as done (move %s); the --from server's "
 			   "copy is the only sure one", M.shard, M.move_id);
 	set_phase(M.dst_phase, t.phase);
-	if (!get_value(&M.to, &v, "SELECT schema_name FROM shardid.shard_registry WHERE shard = $1::integer",
-				   1, M.shard_s))
+	if (!registered_schema(&M.to, M.shard_s, &v))
 		refuse("could not read the shard registry of the --to server: %s", db_error());
 	if (v == NULL)
 		refuse("shard %d is not registered on the --to server; the --from server's copy is kept", M.shard);

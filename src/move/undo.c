@@ -93,24 +93,12 @@ undo_target(void)
 		return true;
 	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
 		return false;
-	ok = drop_subscription();
+	ok = drop_subscription(&M.to, M.name);
 	if (!ok)
 		error_msg("could not drop subscription %s on the --to server: %s", M.name, db_error());
 	ok = ok && tx_begin(&M.to);
 	if (ok && M.dst_schema_oid)
-	{
-		ok = get_value(&M.to, &name, "SELECT nspname FROM pg_catalog.pg_namespace WHERE oid = $1::oid",
-					   1, M.dst_schema_oid);
-		if (ok && name)
-		{
-			char	   *q = quote_ident(&M.to, name);
-			char	   *sql = xprintf("DROP SCHEMA %s CASCADE", q);
-
-			ok = exec_sql(&M.to, sql, 0);
-			free(sql);
-			free(q);
-		}
-	}
+		ok = drop_schema_by_oid(&M.to, M.dst_schema_oid, &name);
 	ok = ok && exec_sql(&M.to,
 						"UPDATE shardid.move_journal SET phase = 'aborted', updated_at = pg_catalog.now() "
 						"WHERE move_id = $1 AND side = 'target'", 1, M.move_id) &&
@@ -160,25 +148,18 @@ undo_source(void)
 				  "only the --to server knows whether it took the shard over, and it did not answer");
 		return false;
 	}
-	if (!drop_slots(true))
+	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
 	{
 		error_msg("could not drop the replication slots of the move on the --from server: %s", db_error());
 		return false;
 	}
-	{
-		char	   *qpub = quote_ident(&M.from, M.name);
-		char	   *sql = xprintf("DROP PUBLICATION IF EXISTS %s", qpub);
-
-		ok = tx_begin(&M.from) &&
-			unfreeze_tables(&M.from, M.schema) &&
-			exec_sql(&M.from, sql, 0) &&
-			exec_sql(&M.from,
-					 "UPDATE shardid.move_journal SET phase = 'aborted', updated_at = pg_catalog.now() "
-					 "WHERE move_id = $1 AND side = 'source'", 1, M.move_id) &&
-			commit(&M.from);
-		free(sql);
-		free(qpub);
-	}
+	ok = tx_begin(&M.from) &&
+		unfreeze_tables(&M.from, M.schema) &&
+		drop_publication(&M.from, M.name) &&
+		exec_sql(&M.from,
+				 "UPDATE shardid.move_journal SET phase = 'aborted', updated_at = pg_catalog.now() "
+				 "WHERE move_id = $1 AND side = 'source'", 1, M.move_id) &&
+		commit(&M.from);
 	if (!ok)
 	{
 		error_msg("could not undo the move on the --from server: %s", db_error());
