@@ -277,6 +277,58 @@ check_shapes(void)
 }
 
 /*
+ * Online into PostgreSQL 15, whose subscription applies every change as a
+ * superuser: while the subscription exists, the schema and its
+ * tables on the --to server belong to the move's superuser, so that no
+ * other role can give them code the apply would run (a trigger enabled
+ * ALWAYS, a CHECK, an index expression) or swap a table for one of its own
+ * (the owner of a schema may drop any table in it).  pg_restore gave the
+ * tables to their owners, who could change them since: in the current
+ * transaction on s, every table is locked against such changes, checked
+ * again as check_shapes() checked it on the --from server, and only then
+ * is the schema, and every table of a role that is no superuser, given to
+ * the current user.  The verification gives them back once the
+ * subscription is gone (give_back_owners()).
+ * Returns false on a database error; *changed says that the check found
+ * something (each reported).
+ */
+bool
+hold_target_tables(Server *s, bool *changed)
+{
+	PGresult   *res;
+	int			i;
+	bool		ok = true;
+
+	*changed = false;
+	if (!lock_tables(s, "SHARE ROW EXCLUSIVE"))
+		return false;
+	res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
+	if (res == NULL)
+		return false;
+	for (i = 0; i < PQntuples(res); i++)
+		error_msg("%s (changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 0));
+	*changed = PQntuples(res) > 0;
+	PQclear(res);
+	if (*changed)
+		return false;
+	res = query(s,
+				"SELECT pg_catalog.format('ALTER SCHEMA %I OWNER TO CURRENT_USER', n.nspname) "
+				"FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner "
+				"WHERE n.oid = $1::oid AND NOT r.rolsuper "
+				"UNION ALL "
+				"SELECT pg_catalog.format('ALTER TABLE %s OWNER TO CURRENT_USER', c.oid::pg_catalog.regclass) "
+				"FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
+				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') AND NOT r.rolsuper",
+				1, M.dst_schema_oid);
+	if (res == NULL)
+		return false;
+	for (i = 0; i < PQntuples(res) && ok; i++)
+		ok = exec_sql(s, PQgetvalue(res, i, 0), 0);
+	PQclear(res);
+	return ok;
+}
+
+/*
  * What pg_restore and the subscription will need on the --to server, read
  * on the --from server as (kind, name, what needs it) rows and looked up on
  * the --to server: roles that own or were granted anything in the schema,

@@ -70,6 +70,18 @@ step_verify(void)
 	check_interrupt();
 	need(&M.from);
 	need(&M.to);
+	/*
+	 * The schema and its tables on the --to server back to their owners,
+	 * whose rights count the rows: an apply into PostgreSQL 15 held them
+	 * (hold_target_tables()), and its subscription is gone by now
+	 */
+	if (!tx_begin(&M.to) || !give_back_owners(&M.to) || !commit(&M.to))
+	{
+		char	   *why = xstrdup(db_error());
+
+		rollback(&M.to);
+		fail("could not give schema \"%s\" back to its owners on the --to server: %s", M.schema, why);
+	}
 	if (!count_rows(&M.from, M.tables, M.ntables, a))
 		fail("could not count rows on the --from server: %s", db_error());
 	if (!count_rows(&M.to, M.tables, M.ntables, b))

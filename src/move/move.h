@@ -328,7 +328,9 @@ extern bool registered_schema(Server *s, const char *shard, char **schema);
 
 /* objects.c */
 extern void inspect_source(void);
+extern bool lock_tables(Server *s, const char *mode);
 extern bool freeze_tables(Server *s);
+extern bool give_back_owners(Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
 extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
@@ -361,6 +363,7 @@ extern void describe_unfinished(void);
 extern bool moved_away_pending(void);
 extern int	check_event_triggers(Server *s, const char *what);
 extern void say_room(void);
+extern bool hold_target_tables(Server *s, bool *changed);
 
 /* copy.c */
 typedef struct CopyProgress

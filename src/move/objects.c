@@ -95,24 +95,23 @@ inspect_source(void)
 	PQclear(res);
 }
 
-/* in the current transaction: every table of the schema refuses writes */
+/*
+ * In the current transaction: every table of the schema locked in mode, in
+ * one statement, in name order.  The freeze then waits for at most one
+ * lock at a time, and never longer than the lock_timeout
+ * tx_with_lock_retry() set, shorter than the server's deadlock_timeout; so
+ * a writer waiting for a table the freeze holds finds no deadlock when it
+ * looks, the freeze gives up first, and the writer goes on (and gets the
+ * refusal once the freeze commits).
+ */
 bool
-freeze_tables(Server *s)
+lock_tables(Server *s, const char *mode)
 {
 	char	   *sql,
 			   *list = xstrdup("");
 	int			i;
 	bool		ok;
-	char	   *arg = quote_literal(s, M.shard_s);
 
-	/*
-	 * Every table locked first, in one statement, in name order: the freeze
-	 * then waits for at most one lock at a time, and never longer than the
-	 * lock_timeout tx_with_lock_retry() set, shorter than the server's
-	 * deadlock_timeout; so a writer waiting for a table the freeze holds
-	 * finds no deadlock when it looks, the freeze gives up first, and the
-	 * writer goes on (and gets the refusal once the freeze commits).
-	 */
 	for (i = 0; i < M.ntables; i++)
 	{
 		char	   *n = xprintf("%s%s%s", list, i ? ", " : "", M.tables[i].qname);
@@ -120,10 +119,23 @@ freeze_tables(Server *s)
 		free(list);
 		list = n;
 	}
-	sql = xprintf("LOCK TABLE %s IN SHARE ROW EXCLUSIVE MODE", list);
+	sql = xprintf("LOCK TABLE %s IN %s MODE", list, mode);
 	ok = M.ntables == 0 || exec_sql(s, sql, 0);
 	free(sql);
 	free(list);
+	return ok;
+}
+
+/* in the current transaction: every table of the schema refuses writes */
+bool
+freeze_tables(Server *s)
+{
+	char	   *sql;
+	int			i;
+	bool		ok;
+	char	   *arg = quote_literal(s, M.shard_s);
+
+	ok = lock_tables(s, "SHARE ROW EXCLUSIVE");
 	for (i = 0; i < M.ntables && ok; i++)
 	{
 		sql = xprintf("CREATE OR REPLACE TRIGGER " GUARD_TRIGGER
@@ -134,6 +146,63 @@ freeze_tables(Server *s)
 		free(sql);
 	}
 	free(arg);
+	return ok;
+}
+
+/*
+ * In the current transaction: the schema and its tables on s belong again
+ * to the roles that own them on the --from server, as pg_restore made them
+ * (hold_target_tables() gave them to the move's superuser for an apply that
+ * runs as one).  Only what differs is changed; a no-op after an offline
+ * copy or an apply into PostgreSQL 16+.
+ */
+bool
+give_back_owners(Server *s)
+{
+	PGresult   *res = query(s,
+							"SELECT c.relname, r.rolname FROM pg_catalog.pg_class c "
+							"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+							"JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
+							"WHERE n.nspname = $1::name AND c.relkind IN ('r', 'p') "
+							"UNION ALL SELECT NULL, r.rolname FROM pg_catalog.pg_namespace n "
+							"JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner WHERE n.nspname = $1::name",
+							1, M.schema);
+	int			i,
+				k;
+	bool		ok = true;
+
+	if (res == NULL)
+		return false;
+	for (i = 0; i < PQntuples(res) && ok; i++)
+	{
+		const char *owner = NULL;
+		char	   *target = NULL;
+
+		if (PQgetisnull(res, i, 0))
+		{
+			owner = M.owner;
+			target = xprintf("SCHEMA %s", M.qschema);
+		}
+		else
+			for (k = 0; k < M.ntables; k++)
+				if (is(M.tables[k].name, PQgetvalue(res, i, 0)))
+				{
+					owner = M.tables[k].owner;
+					target = xprintf("TABLE %s", M.tables[k].qname);
+					break;
+				}
+		if (owner != NULL && !is(owner, PQgetvalue(res, i, 1)))
+		{
+			char	   *qowner = quote_ident(s, owner);
+			char	   *sql = xprintf("ALTER %s OWNER TO %s", target, qowner);
+
+			ok = exec_sql(s, sql, 0);
+			free(sql);
+			free(qowner);
+		}
+		free(target);
+	}
+	PQclear(res);
 	return ok;
 }
 

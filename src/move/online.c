@@ -64,6 +64,9 @@ step_publish(void)
 	say("publication and replication slot %s created on the --from server", M.name);
 }
 
+/* hold_target_tables() found a table changed on the --to server */
+static bool target_changed = false;
+
 static bool
 subscribe_tx(Server *s)
 {
@@ -78,7 +81,9 @@ subscribe_tx(Server *s)
 	 * never run as this superuser (the table sync and the apply both switch
 	 * to the table's owner, SwitchToUntrustedUser()).  Before 16 it applies
 	 * as its owner, and check_shapes() refused every table of a non-superuser
-	 * that carries an evaluated expression.
+	 * that carries an evaluated expression; hold_target_tables() checks them
+	 * again on the --to server and keeps them, and their schema, the
+	 * superuser's until the cutover, so that nobody else adds one.
 	 */
 	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
 							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
@@ -87,7 +92,8 @@ subscribe_tx(Server *s)
 	char	   *oid = NULL;
 	bool		ok;
 
-	ok = freeze_tables(s) &&
+	ok = (PQserverVersion(s->conn) >= 160000 || hold_target_tables(s, &target_changed)) &&
+		freeze_tables(s) &&
 		exec_sql(s, sql, 0) &&
 		subscription_oid(s, M.name, &oid) &&
 		journal_write(s, "target", "replicating") &&
@@ -113,6 +119,7 @@ copy_online(void)
 	say("copying the definitions of schema \"%s\" (%s, %s)", M.schema, count_of(M.ntables, "table", "tables"),
 		count_of(M.nseqs, "sequence", "sequences"));
 	copy_schema(true);
+	pause_point("subscribe");
 	check_interrupt();
 	need(&M.to);
 	if (!tx_begin(&M.to) || !subscribe_tx(&M.to) || !commit(&M.to))
@@ -120,6 +127,9 @@ copy_online(void)
 		char	   *why = xstrdup(db_error());
 
 		rollback(&M.to);
+		if (target_changed)
+			fail("a table of schema \"%s\" changed on the --to server after the copy of its definitions, "
+				 "which the subscription would run as a superuser", M.schema);
 		fail("could not subscribe the --to server to the --from server: %s", why);
 	}
 	need(&M.from);
