@@ -4,7 +4,7 @@
 # Two servers; shard 5 on the first.  First an application transaction
 # that writes two tables while the freeze waits for it (the deadlock of
 # 1.1, made on purpose).  Then six writers insert batches of 100
-# rows of 2.4 kB of random (incompressible) bytes into shard 5 without
+# rows of 4.8 kB of random (incompressible) bytes into shard 5 without
 # think time, routing by a file, and one more application transaction
 # writes two tables of the shard 1.5 s apart (in both orders) again and
 # again.  Shard 5 moves offline to the second server, then online back,
@@ -42,7 +42,7 @@ writer() {
 			if out=$("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$port")" -c \
 				"INSERT INTO shard_0005.blobs (writer, batch, body)
 				 SELECT $w, $n, pg_catalog.decode(string_agg(md5(random()::text || g || i), ''), 'hex')
-				 FROM generate_series(1, 100) g, generate_series(1, 150) i GROUP BY g" 2>&1); then
+				 FROM generate_series(1, 100) g, generate_series(1, 300) i GROUP BY g" 2>&1); then
 				echo "$(date +%s%3N) ok $n" >>"$log"
 				break
 			fi
