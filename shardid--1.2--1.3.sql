@@ -2911,6 +2911,16 @@ DECLARE
     g record;
 BEGIN
     IF NOT shardid.shards_distributed(distribute) THEN
+        -- distribute => false where Citus's schema-based sharding is on:
+        -- plain schemas, made with it off for the transaction (Citus would
+        -- make each new schema a tenant schema and leave its tables local)
+        IF distribute IS NOT DISTINCT FROM false AND shardid.shards_distributed(NULL) THEN
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+            RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                                id_column, use_sequence);
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+            RETURN;
+        END IF;
         RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
                                                             id_column, use_sequence);
         RETURN;
@@ -3111,12 +3121,12 @@ CREATE OR REPLACE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT * FROM shardid.make_shards(template, shards, false, prefix, digits, id_column, use_sequence)
+SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
-'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table';
+'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table (which, with Citus schema-based sharding on, makes plain schemas where this makes tenant schemas whose tables stay local)';
 
 CREATE OR REPLACE PROCEDURE provision_shards(template name,
                                   shards integer[],

@@ -2218,6 +2218,16 @@ DECLARE
     g record;
 BEGIN
     IF NOT shardid.shards_distributed(distribute) THEN
+        -- distribute => false where Citus's schema-based sharding is on:
+        -- plain schemas, made with it off for the transaction (Citus would
+        -- make each new schema a tenant schema and leave its tables local)
+        IF distribute IS NOT DISTINCT FROM false AND shardid.shards_distributed(NULL) THEN
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+            RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                                id_column, use_sequence);
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+            RETURN;
+        END IF;
         RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
                                                             id_column, use_sequence);
         RETURN;
@@ -2410,7 +2420,10 @@ COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, bool
 
 -- create_shards() and create_local_shards() return a row per table, which
 -- a procedure cannot: they run what add_shards(..., in_batches => false)
--- runs, in the caller's transaction.
+-- runs, in the caller's transaction.  create_local_shards() is 1.1's and
+-- 1.2's: with Citus's schema-based sharding on, its schemas become tenant
+-- schemas whose tables stay local (add_shards(distribute => false) turns
+-- the setting off for them instead).
 CREATE FUNCTION create_shards(template name,
                               shards integer[],
                               prefix text DEFAULT 'shard_',
@@ -2434,12 +2447,12 @@ CREATE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT * FROM shardid.make_shards(template, shards, false, prefix, digits, id_column, use_sequence)
+SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
-'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table';
+'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table (which, with Citus schema-based sharding on, makes plain schemas where this makes tenant schemas whose tables stay local)';
 
 CREATE PROCEDURE provision_shards(template name,
                                   shards integer[],
