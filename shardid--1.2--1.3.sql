@@ -2850,6 +2850,338 @@ SET row_security = off;
 COMMENT ON FUNCTION doctor(boolean) IS
 'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
 
+-- One entry point for provisioning: add_shards(), a procedure for a list
+-- or a range of shards, local or distributed, a batch per transaction or
+-- all in the caller's; its work in private functions (make_shards(),
+-- make_local_shards(), shards_distributed()); create_shards(),
+-- create_local_shards() and provision_shards() deprecated, thin wrappers.
+-- 1.2's create_local_shards() (as this update made it above) is the
+-- private make_local_shards(); create_local_shards() is a wrapper below
+ALTER FUNCTION create_local_shards(name, integer[], text, integer, name, boolean)
+    RENAME TO make_local_shards;
+
+COMMENT ON FUNCTION make_local_shards(name, integer[], text, integer, name, boolean) IS
+'private: create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
+
+-- Whether add_shards() makes Citus tenant schemas: never with distribute =>
+-- false; where Citus is installed and citus.enable_schema_based_sharding is
+-- on with distribute left out (NULL); distribute => true the same, refused
+-- where it would not distribute rather than make plain schemas.
+CREATE FUNCTION shards_distributed(distribute boolean)
+RETURNS boolean
+AS $$
+DECLARE
+    citus boolean := pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
+                     AND pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
+                         IS NOT DISTINCT FROM 'on';
+BEGIN
+    IF distribute AND NOT citus THEN
+        RAISE EXCEPTION 'cannot distribute shards: Citus schema-based sharding is not on in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = CASE WHEN pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
+                                THEN 'Citus is not installed in this database.'
+                                ELSE 'citus.enable_schema_based_sharding is off.' END,
+                  HINT = 'Install Citus and SET citus.enable_schema_based_sharding = on, or leave distribute out (or pass distribute => false) for plain schemas.';
+    END IF;
+    RETURN citus AND distribute IS DISTINCT FROM false;
+END
+$$ LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shards_distributed(boolean) IS
+'private: whether add_shards() makes Citus tenant schemas (distribute => false: never; NULL: where Citus schema-based sharding is on; true: the same, refused where it is not)';
+
+-- A list of shards in one transaction, local or, on Citus with schema-based
+-- sharding on, distributed (shards_distributed()).  Citus makes a tenant
+-- schema of the CREATE SCHEMA but leaves tables made inside a function
+-- local on the coordinator.  So make_shards() runs make_local_shards() with
+-- schema-based sharding off for the transaction, then distributes each
+-- shard's schema with citus_distribute_shard() (ids made by the set_id()
+-- trigger, so no sequence is made).  Local, it is make_local_shards() alone.
+CREATE FUNCTION make_shards(template name,
+                            shards integer[],
+                            distribute boolean,
+                            prefix text,
+                            digits integer,
+                            id_column name,
+                            use_sequence boolean)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    g record;
+BEGIN
+    IF NOT shardid.shards_distributed(distribute) THEN
+        -- distribute => false where Citus's schema-based sharding is on:
+        -- plain schemas, made with it off for the transaction (Citus would
+        -- make each new schema a tenant schema and leave its tables local)
+        IF distribute IS NOT DISTINCT FROM false AND shardid.shards_distributed(NULL) THEN
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+            RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                                id_column, use_sequence);
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+            RETURN;
+        END IF;
+        RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                            id_column, use_sequence);
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
+        RAISE EXCEPTION 'permission denied to create Citus tenant schemas with shardid.create_shards()'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
+                  HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
+    END IF;
+    -- a table added to an existing tenant schema from here would stay
+    -- local (Citus distributes only the tables of a CREATE TABLE statement
+    -- of its own), and citus_distribute_shard() would refuse the schema
+    SELECT n.nspname AS schema_name, c.relname AS table_name INTO g
+    FROM pg_catalog.unnest(shards) s(shard)
+    JOIN pg_catalog.pg_namespace n
+      ON n.nspname OPERATOR(pg_catalog.=)
+         (prefix OPERATOR(pg_catalog.||) pg_catalog.lpad(s.shard::text,
+              GREATEST(digits, pg_catalog.length(s.shard::text)), '0'))::name
+    JOIN pg_catalog.pg_dist_schema ds ON ds.schemaid OPERATOR(pg_catalog.=) n.oid
+    JOIN pg_catalog.pg_class c
+      ON c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::oid
+     AND c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relispartition
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class e
+                      WHERE e.relnamespace OPERATOR(pg_catalog.=) n.oid
+                        AND e.relname OPERATOR(pg_catalog.=) c.relname)
+    ORDER BY 1, 2 LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
+                                           g.schema_name, g.table_name, template, g.table_name,
+                                           pg_catalog.format('%I.%I', g.schema_name, g.table_name));
+    END IF;
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+    RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                        id_column, false);
+    PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+    FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
+             WHERE r.shard OPERATOR(pg_catalog.=) ANY (shards) ORDER BY r.shard LOOP
+        PERFORM shardid.citus_distribute_shard(g.schema_name, g.shard);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION make_shards(name, integer[], boolean, text, integer, name, boolean) IS
+'private: create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of make_local_shards(); distributed as shards_distributed() says, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+
+COMMENT ON FUNCTION default_uses_sequence() IS
+'private: whether add_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
+
+CREATE PROCEDURE add_shards(template name,
+                            shards integer[] DEFAULT NULL,
+                            first_shard integer DEFAULT NULL,
+                            last_shard integer DEFAULT NULL,
+                            distribute boolean DEFAULT NULL,
+                            in_batches boolean DEFAULT true,
+                            prefix text DEFAULT 'shard_',
+                            digits integer DEFAULT 4,
+                            id_column name DEFAULT 'id',
+                            use_sequence boolean DEFAULT NULL,
+                            INOUT tables_created integer DEFAULT NULL,
+                            INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    s integer;
+    r record;
+    batch integer;
+    part integer[];
+    i integer := 1;
+    made integer;
+    found_existing integer;
+BEGIN
+    IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL
+       OR in_batches IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.add_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- a list, or a range (CALL takes no subquery to build an array)
+    IF shards IS NOT NULL AND (first_shard IS NOT NULL OR last_shard IS NOT NULL) THEN
+        RAISE EXCEPTION 'shardid.add_shards() takes shards or first_shard and last_shard, not both'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF shards IS NULL THEN
+        IF first_shard IS NULL OR last_shard IS NULL THEN
+            RAISE EXCEPTION 'shardid.add_shards() needs shards, or first_shard and last_shard'
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'A list: CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}''); a range: CALL shardid.add_shards(''app_template'', first_shard => 0, last_shard => 1999);';
+        END IF;
+        IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+            RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    END IF;
+    -- distribute => true is refused before anything is made where it
+    -- would not distribute
+    IF distribute THEN
+        PERFORM shardid.shards_distributed(true);
+    END IF;
+    -- in the caller's transaction: errors as they come, nothing committed
+    IF NOT in_batches THEN
+        SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
+               pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
+        INTO tables_created, tables_existing
+        FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        RETURN;
+    END IF;
+    -- the id form is chosen (and said) once for every shard of the call
+    IF use_sequence IS NULL THEN
+        use_sequence := shardid.default_uses_sequence();
+    END IF;
+    -- a shard out of range is refused before anything is made
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL OR s OPERATOR(pg_catalog.<) 0 OR s OPERATOR(pg_catalog.>) shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', s
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = pg_catalog.format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        END IF;
+    END LOOP;
+    tables_created := 0;
+    tables_existing := 0;
+    -- Shards are made a batch per transaction: a new schema makes the
+    -- session plan every statement again (PostgreSQL resets its plan cache
+    -- at a change of pg_namespace), once per batch instead of once per
+    -- shard.  A batch holds the locks of its new relations until it
+    -- commits, about six per table of the template (the table, its
+    -- indexes, its TOAST table and index) and one per schema: batches stay
+    -- within max_locks_per_transaction, and 64 shards at most.
+    batch := pg_catalog.current_setting('max_locks_per_transaction')::pg_catalog.int4
+             OPERATOR(pg_catalog./)
+             (1 OPERATOR(pg_catalog.+) 6 OPERATOR(pg_catalog.*)
+              GREATEST(1, (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_class c
+                           WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                                 pg_catalog.to_regnamespace(pg_catalog.quote_ident(template))::pg_catalog.oid
+                             AND c.relkind OPERATOR(pg_catalog.=) 'r')));
+    batch := LEAST(GREATEST(batch, 1), 64);
+    WHILE i OPERATOR(pg_catalog.<=) pg_catalog.cardinality(shards) LOOP
+        part := shards[i : i OPERATOR(pg_catalog.+) batch OPERATOR(pg_catalog.-) 1];
+        made := 0;
+        found_existing := 0;
+        BEGIN
+            FOR r IN SELECT c.action FROM shardid.make_shards(template, part, distribute, prefix, digits,
+                                                              id_column, use_sequence) c LOOP
+                IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                    found_existing := found_existing OPERATOR(pg_catalog.+) 1;
+                ELSE
+                    made := made OPERATOR(pg_catalog.+) 1;
+                END IF;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            IF batch OPERATOR(pg_catalog.>) 1 THEN
+                -- the batch is undone: the rest goes a shard at a time, so
+                -- that a failure names its shard
+                batch := 1;
+                CONTINUE;
+            END IF;
+            -- a failure names its shard and says that the same CALL resumes
+            RAISE EXCEPTION 'provisioning shard % failed: %', part[1], SQLERRM
+                USING ERRCODE = SQLSTATE,
+                      DETAIL = pg_catalog.format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                                      tables_created, tables_existing, part[1]),
+                      HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
+        END;
+        COMMIT;
+        tables_created := tables_created OPERATOR(pg_catalog.+) made;
+        tables_existing := tables_existing OPERATOR(pg_catalog.+) found_existing;
+        i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, boolean, text, integer, name, boolean, integer, integer) IS
+'create and register a schema per shard (a list: shards; a range: first_shard, last_shard) with every table of the template and ids naming that shard, a Citus tenant schema where schema-based sharding is on (distribute => false: never; true: refused where it is not); commits after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard, the same CALL resumes), outside a transaction block; in_batches => false: in the caller''s transaction';
+
+CREATE OR REPLACE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+SELECT * FROM shardid.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
+$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, in_batches => false), with a row per table: shard, schema, table and what was done';
+
+CREATE OR REPLACE FUNCTION create_local_shards(template name,
+                                    shards integer[],
+                                    prefix text DEFAULT 'shard_',
+                                    digits integer DEFAULT 4,
+                                    id_column name DEFAULT 'id',
+                                    use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
+$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table (which, with Citus schema-based sharding on, makes plain schemas where this makes tenant schemas whose tables stay local)';
+
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    CALL shardid.add_shards(template, shards, NULL, NULL, NULL, true, prefix, digits, id_column,
+                            use_sequence, tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
+'deprecated (1.3): CALL add_shards(template, shards)';
+
+CREATE OR REPLACE PROCEDURE provision_shards(template name,
+                                  first_shard integer,
+                                  last_shard integer,
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+BEGIN
+    IF first_shard IS NULL OR last_shard IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+        RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    CALL shardid.add_shards(template, NULL, first_shard, last_shard, NULL, true, prefix, digits,
+                            id_column, use_sequence, tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
+'deprecated (1.3): CALL add_shards(template, first_shard => f, last_shard => l)';
+
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant
 -- =====================================================================

@@ -288,6 +288,8 @@ DROP DOMAIN bob.id5;
 SET search_path = bob, pg_catalog;
 CALL shardid.provision_shards('tpl', ARRAY[20, 21], use_sequence => true);
 CALL shardid.provision_shards('tpl', 20, 22, use_sequence => true);
+CALL shardid.add_shards('tpl', '{20, 21}', use_sequence => true);
+CALL shardid.add_shards('tpl', first_shard => 20, last_shard => 22, in_batches => false, use_sequence => true);
 RESET search_path;
 :superusers;
 SELECT is_called AS bob_code_ran FROM bob.ran;

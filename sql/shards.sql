@@ -71,6 +71,72 @@ DROP SCHEMA shard_0060, shard_0061, shard_0062, shard_0063, shard_0064, shard_00
 SELECT count(*) FROM shardid.shard_registry WHERE shard BETWEEN 60 AND 74 OR shard = 8191;
 SELECT shardid.unregister_shard(s) FROM (VALUES (60), (61), (62), (63), (64), (70), (71), (72), (73), (74), (8191), (8191)) v(s);
 
+-- add_shards(): the one entry point.  A list, a batch per transaction,
+-- returning how many tables it made and found
+CALL shardid.add_shards('app_template', '{80, 81}', use_sequence => true);
+-- a range; what exists is kept and counted
+CALL shardid.add_shards('app_template', first_shard => 81, last_shard => 83, use_sequence => true);
+SELECT shard, schema_name, tables FROM shardid.shards WHERE shard BETWEEN 80 AND 89 ORDER BY shard;
+-- batches commit: not in a transaction block, unless in_batches => false,
+-- which makes them all in the caller's transaction
+BEGIN;
+CALL shardid.add_shards('app_template', '{84}', use_sequence => true);
+ROLLBACK;
+BEGIN;
+CALL shardid.add_shards('app_template', '{84, 85}', in_batches => false, use_sequence => true);
+CALL shardid.add_shards('app_template', first_shard => 85, last_shard => 85, in_batches => false);
+SELECT count(*) FROM shardid.shards WHERE shard IN (84, 85);
+ROLLBACK;
+SELECT count(*) FROM shardid.shards WHERE shard IN (84, 85);
+SELECT count(*) FROM pg_namespace WHERE nspname IN ('shard_0084', 'shard_0085');
+-- local or distributed: without Citus every shard is a plain schema, and
+-- distribute => true is refused before anything is made
+CALL shardid.add_shards('app_template', '{84}', distribute => false, use_sequence => true);
+CALL shardid.add_shards('app_template', '{86}', distribute => true);
+CALL shardid.add_shards('app_template', '{86}', distribute => true, in_batches => false);
+SET citus.enable_schema_based_sharding = on;
+CALL shardid.add_shards('app_template', '{86}', distribute => true);
+RESET citus.enable_schema_based_sharding;
+SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0086';
+-- a list or a range, not both, not neither; arguments as provision_shards()'s
+CALL shardid.add_shards('app_template');
+CALL shardid.add_shards('app_template', first_shard => 3);
+CALL shardid.add_shards('app_template', '{3}', first_shard => 3, last_shard => 4);
+CALL shardid.add_shards(NULL, '{3}');
+CALL shardid.add_shards('app_template', '{3}', in_batches => NULL);
+CALL shardid.add_shards('app_template', first_shard => 5, last_shard => 4);
+CALL shardid.add_shards('app_template', first_shard => 8191, last_shard => 8192);
+CALL shardid.add_shards('app_template', '{8192}', in_batches => false);
+CALL shardid.add_shards('nowhere', '{3}');
+-- a failure names its shard; the same CALL resumes, keeping what exists
+CREATE ROLE shards_other;
+CREATE SCHEMA shard_0092 AUTHORIZATION shards_other;
+CALL shardid.add_shards('app_template', first_shard => 90, last_shard => 94, use_sequence => true);
+SELECT shard FROM shardid.shard_registry WHERE shard BETWEEN 90 AND 94 ORDER BY 1;
+-- in the caller's transaction the error is the bare one, as create_shards()'s
+CALL shardid.add_shards('app_template', first_shard => 90, last_shard => 94, in_batches => false);
+DROP SCHEMA shard_0092;
+CALL shardid.add_shards('app_template', first_shard => 90, last_shard => 94, use_sequence => true);
+SELECT shard FROM shardid.shard_registry WHERE shard BETWEEN 90 AND 94 ORDER BY 1;
+DROP ROLE shards_other;
+-- the names of 1.2 still work, deprecated: create_shards() (above),
+-- create_local_shards(), provision_shards() (above)
+SELECT * FROM shardid.create_local_shards('app_template', ARRAY[87], use_sequence => true);
+SELECT * FROM shardid.create_local_shards('app_template', NULL);
+-- the surface: one entry point, the deprecated names, the private work
+SELECT p.proname, p.prokind, p.pronargs,
+       CASE WHEN obj_description(p.oid, 'pg_proc') LIKE 'private:%' THEN 'private'
+            WHEN obj_description(p.oid, 'pg_proc') LIKE 'deprecated (1.3):%' THEN 'deprecated'
+            ELSE 'public' END AS kind
+FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
+  AND p.proname IN ('add_shards', 'create_shards', 'create_local_shards', 'provision_shards',
+                    'make_shards', 'make_local_shards', 'shards_distributed', 'default_uses_sequence')
+ORDER BY 4 DESC, 1, 3;
+DROP SCHEMA shard_0080, shard_0081, shard_0082, shard_0083, shard_0084, shard_0087,
+            shard_0090, shard_0091, shard_0092, shard_0093, shard_0094 CASCADE;
+SELECT count(*) FROM (SELECT shardid.unregister_shard(shard) FROM shardid.shard_registry
+                      WHERE shard BETWEEN 80 AND 94) u;
+
 -- options: other prefix and width, no sequence (strict mode only)
 SELECT * FROM shardid.create_shards('app_template', ARRAY[8191], prefix => 's', digits => 2, use_sequence => false);
 SELECT default_expr FROM shardid.id_defaults WHERE schema_name = 's8191' ORDER BY table_name;

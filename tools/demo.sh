@@ -31,7 +31,7 @@ run "CREATE TABLE app_template.users (id bigint PRIMARY KEY, user_id bigint NOT 
 run "CREATE TABLE app_template.photos (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES app_template.users (user_id), caption text)"
 echo
 echo "-- four logical shards made from it, registered"
-run "SELECT * FROM shardid.create_shards('app_template', ARRAY[0, 1, 2, 3])"
+run "CALL shardid.add_shards('app_template', '{0, 1, 2, 3}')"
 run "SELECT * FROM shardid.shards ORDER BY shard"
 echo
 echo "-- the application routes each user to logical shard user_id % 4"

@@ -1787,6 +1787,10 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 'switch the serial, bigserial, identity or integer id column of a table of the caller to the ids of a shard (integer columns widened to bigint), keeping its ids as legacy ids below the returned boundary (shardid.legacy_ids); new ids sort after them';
 
+-- ---------------------------------------------------------------------
+-- Provisioning: private functions
+-- ---------------------------------------------------------------------
+
 -- Whether objects of role owner may be used by the current role without
 -- running code it did not choose: its own, a superuser's, or, for a role
 -- that is no superuser, those of a role whose privileges it has (a
@@ -1915,12 +1919,12 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
 'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; create_shards() reports it';
 
--- The id form create_shards() and provision_shards() give new tables when
--- use_sequence is not given: DEFAULT next_id(shard) where strict mode holds
--- on this server (shardid preloaded, or PostgreSQL 17+), which is faster
--- than bigserial's nextval(); DEFAULT next_id(shard, nextval(...)) with a
--- sequence per table where it does not (PostgreSQL 15 and 16 without
--- preloading), which next_id(shard) would fail on.  Says which, once.
+-- The id form add_shards() gives new tables when use_sequence is not given:
+-- DEFAULT next_id(shard) where strict mode holds on this server (shardid
+-- preloaded, or PostgreSQL 17+), which is faster than bigserial's
+-- nextval(); DEFAULT next_id(shard, nextval(...)) with a sequence per table
+-- where it does not (PostgreSQL 15 and 16 without preloading), which
+-- next_id(shard) would fail on.  Says which, once.
 CREATE FUNCTION default_uses_sequence()
 RETURNS boolean
 AS $$
@@ -1938,15 +1942,17 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION default_uses_sequence() IS
-'private: whether create_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
+'private: whether add_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
 
--- Create logical shards from a template schema, and register them.
-CREATE FUNCTION create_local_shards(template name,
-                                    shards integer[],
-                                    prefix text DEFAULT 'shard_',
-                                    digits integer DEFAULT 4,
-                                    id_column name DEFAULT 'id',
-                                    use_sequence boolean DEFAULT NULL)
+-- Create logical shards from a template schema, and register them: the
+-- work of add_shards() for a list of shards in one transaction, never
+-- distributed by Citus.
+CREATE FUNCTION make_local_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
 DECLARE
@@ -2160,32 +2166,70 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
-'create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
 
--- create_shards() on Citus with schema-based sharding on: Citus makes a
--- tenant schema of the CREATE SCHEMA but leaves tables made inside a
--- function local on the coordinator.  So create_shards() runs
--- create_local_shards() with schema-based sharding off for the transaction,
--- then distributes each shard's schema with citus_distribute_shard() (ids
--- made by the set_id() trigger, so no sequence is made).  Without Citus, or
--- with schema-based sharding off, it is create_local_shards() alone.
-CREATE FUNCTION create_shards(template name,
-                              shards integer[],
-                              prefix text DEFAULT 'shard_',
-                              digits integer DEFAULT 4,
-                              id_column name DEFAULT 'id',
-                              use_sequence boolean DEFAULT NULL)
+COMMENT ON FUNCTION make_local_shards(name, integer[], text, integer, name, boolean) IS
+'private: create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
+
+-- Whether add_shards() makes Citus tenant schemas: never with distribute =>
+-- false; where Citus is installed and citus.enable_schema_based_sharding is
+-- on with distribute left out (NULL); distribute => true the same, refused
+-- where it would not distribute rather than make plain schemas.
+CREATE FUNCTION shards_distributed(distribute boolean)
+RETURNS boolean
+AS $$
+DECLARE
+    citus boolean := pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
+                     AND pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
+                         IS NOT DISTINCT FROM 'on';
+BEGIN
+    IF distribute AND NOT citus THEN
+        RAISE EXCEPTION 'cannot distribute shards: Citus schema-based sharding is not on in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = CASE WHEN pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
+                                THEN 'Citus is not installed in this database.'
+                                ELSE 'citus.enable_schema_based_sharding is off.' END,
+                  HINT = 'Install Citus and SET citus.enable_schema_based_sharding = on, or leave distribute out (or pass distribute => false) for plain schemas.';
+    END IF;
+    RETURN citus AND distribute IS DISTINCT FROM false;
+END
+$$ LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shards_distributed(boolean) IS
+'private: whether add_shards() makes Citus tenant schemas (distribute => false: never; NULL: where Citus schema-based sharding is on; true: the same, refused where it is not)';
+
+-- A list of shards in one transaction, local or, on Citus with schema-based
+-- sharding on, distributed (shards_distributed()).  Citus makes a tenant
+-- schema of the CREATE SCHEMA but leaves tables made inside a function
+-- local on the coordinator.  So make_shards() runs make_local_shards() with
+-- schema-based sharding off for the transaction, then distributes each
+-- shard's schema with citus_distribute_shard() (ids made by the set_id()
+-- trigger, so no sequence is made).  Local, it is make_local_shards() alone.
+CREATE FUNCTION make_shards(template name,
+                            shards integer[],
+                            distribute boolean,
+                            prefix text,
+                            digits integer,
+                            id_column name,
+                            use_sequence boolean)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
 DECLARE
     g record;
 BEGIN
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_schema') IS NULL
-       OR pg_catalog.current_setting('citus.enable_schema_based_sharding', true)
-          IS DISTINCT FROM 'on' THEN
-        RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
-                                                              id_column, use_sequence);
+    IF NOT shardid.shards_distributed(distribute) THEN
+        -- distribute => false where Citus's schema-based sharding is on:
+        -- plain schemas, made with it off for the transaction (Citus would
+        -- make each new schema a tenant schema and leave its tables local)
+        IF distribute IS NOT DISTINCT FROM false AND shardid.shards_distributed(NULL) THEN
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
+            RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                                id_column, use_sequence);
+            PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
+            RETURN;
+        END IF;
+        RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                            id_column, use_sequence);
         RETURN;
     END IF;
     IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
@@ -2220,8 +2264,8 @@ BEGIN
                                            pg_catalog.format('%I.%I', g.schema_name, g.table_name));
     END IF;
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
-    RETURN QUERY SELECT * FROM shardid.create_local_shards(template, shards, prefix, digits,
-                                                          id_column, false);
+    RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+                                                        id_column, false);
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
     FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
              WHERE r.shard OPERATOR(pg_catalog.=) ANY (shards) ORDER BY r.shard LOOP
@@ -2231,20 +2275,31 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
-'create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of create_local_shards(); on Citus with schema-based sharding on, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
+COMMENT ON FUNCTION make_shards(name, integer[], boolean, text, integer, name, boolean) IS
+'private: create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of make_local_shards(); distributed as shards_distributed() says, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
 
--- The same for many shards: one transaction per shard.  A procedure that
--- commits cannot have a SET search_path clause, so every name and operator
--- below is schema-qualified: the caller's search_path chooses nothing.
-CREATE PROCEDURE provision_shards(template name,
-                                  shards integer[],
-                                  prefix text DEFAULT 'shard_',
-                                  digits integer DEFAULT 4,
-                                  id_column name DEFAULT 'id',
-                                  use_sequence boolean DEFAULT NULL,
-                                  INOUT tables_created integer DEFAULT NULL,
-                                  INOUT tables_existing integer DEFAULT NULL)
+-- ---------------------------------------------------------------------
+-- Provisioning: add_shards(), the entry point
+-- ---------------------------------------------------------------------
+
+-- The shards of a list or a range made from a template, a batch of shards
+-- per transaction.  A procedure, as a function cannot commit: the one form
+-- (in_batches => false makes them all in the caller's transaction, which
+-- may then be a transaction block).  A procedure that commits cannot have
+-- a SET search_path clause, so every name and operator below is
+-- schema-qualified: the caller's search_path chooses nothing.
+CREATE PROCEDURE add_shards(template name,
+                            shards integer[] DEFAULT NULL,
+                            first_shard integer DEFAULT NULL,
+                            last_shard integer DEFAULT NULL,
+                            distribute boolean DEFAULT NULL,
+                            in_batches boolean DEFAULT true,
+                            prefix text DEFAULT 'shard_',
+                            digits integer DEFAULT 4,
+                            id_column name DEFAULT 'id',
+                            use_sequence boolean DEFAULT NULL,
+                            INOUT tables_created integer DEFAULT NULL,
+                            INOUT tables_existing integer DEFAULT NULL)
 AS $$
 DECLARE
     s integer;
@@ -2255,10 +2310,40 @@ DECLARE
     made integer;
     found_existing integer;
 BEGIN
-    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
-       OR id_column IS NULL THEN
-        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+    IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL
+       OR in_batches IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.add_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- a list, or a range (CALL takes no subquery to build an array)
+    IF shards IS NOT NULL AND (first_shard IS NOT NULL OR last_shard IS NOT NULL) THEN
+        RAISE EXCEPTION 'shardid.add_shards() takes shards or first_shard and last_shard, not both'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF shards IS NULL THEN
+        IF first_shard IS NULL OR last_shard IS NULL THEN
+            RAISE EXCEPTION 'shardid.add_shards() needs shards, or first_shard and last_shard'
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'A list: CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}''); a range: CALL shardid.add_shards(''app_template'', first_shard => 0, last_shard => 1999);';
+        END IF;
+        IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+            RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    END IF;
+    -- distribute => true is refused before anything is made where it
+    -- would not distribute
+    IF distribute THEN
+        PERFORM shardid.shards_distributed(true);
+    END IF;
+    -- in the caller's transaction: errors as they come, nothing committed
+    IF NOT in_batches THEN
+        SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
+               pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
+        INTO tables_created, tables_existing
+        FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        RETURN;
     END IF;
     -- the id form is chosen (and said) once for every shard of the call
     IF use_sequence IS NULL THEN
@@ -2269,7 +2354,7 @@ BEGIN
         IF s IS NULL OR s OPERATOR(pg_catalog.<) 0 OR s OPERATOR(pg_catalog.>) shardid.max_shard() THEN
             RAISE EXCEPTION 'shard % is out of range', s
                 USING ERRCODE = 'numeric_value_out_of_range',
-                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+                      DETAIL = pg_catalog.format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
         END IF;
     END LOOP;
     tables_created := 0;
@@ -2294,8 +2379,8 @@ BEGIN
         made := 0;
         found_existing := 0;
         BEGIN
-            FOR r IN SELECT c.action FROM shardid.create_shards(template, part, prefix, digits,
-                                                                id_column, use_sequence) c LOOP
+            FOR r IN SELECT c.action FROM shardid.make_shards(template, part, distribute, prefix, digits,
+                                                              id_column, use_sequence) c LOOP
                 IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
                     found_existing := found_existing OPERATOR(pg_catalog.+) 1;
                 ELSE
@@ -2312,7 +2397,7 @@ BEGIN
             -- a failure names its shard and says that the same CALL resumes
             RAISE EXCEPTION 'provisioning shard % failed: %', part[1], SQLERRM
                 USING ERRCODE = SQLSTATE,
-                      DETAIL = format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                      DETAIL = pg_catalog.format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
                                       tables_created, tables_existing, part[1]),
                       HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
         END;
@@ -2324,10 +2409,74 @@ BEGIN
 END
 $$ LANGUAGE plpgsql;
 
-COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
-'create_shards() for many shards, committing after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard); CALL it outside a transaction block';
+COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, boolean, text, integer, name, boolean, integer, integer) IS
+'create and register a schema per shard (a list: shards; a range: first_shard, last_shard) with every table of the template and ids naming that shard, a Citus tenant schema where schema-based sharding is on (distribute => false: never; true: refused where it is not); commits after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard, the same CALL resumes), outside a transaction block; in_batches => false: in the caller''s transaction';
 
--- the same for a range of shards (CALL takes no subquery to build an array)
+-- ---------------------------------------------------------------------
+-- Provisioning: the names of 1.2, deprecated in 1.3 and kept for this
+-- release as thin wrappers of add_shards()'s work, with their arguments,
+-- results and errors
+-- ---------------------------------------------------------------------
+
+-- create_shards() and create_local_shards() return a row per table, which
+-- a procedure cannot: they run what add_shards(..., in_batches => false)
+-- runs, in the caller's transaction.  create_local_shards() is 1.1's and
+-- 1.2's: with Citus's schema-based sharding on, its schemas become tenant
+-- schemas whose tables stay local (add_shards(distribute => false) turns
+-- the setting off for them instead).
+CREATE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+SELECT * FROM shardid.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
+$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, in_batches => false), with a row per table: shard, schema, table and what was done';
+
+CREATE FUNCTION create_local_shards(template name,
+                                    shards integer[],
+                                    prefix text DEFAULT 'shard_',
+                                    digits integer DEFAULT 4,
+                                    id_column name DEFAULT 'id',
+                                    use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
+$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table (which, with Citus schema-based sharding on, makes plain schemas where this makes tenant schemas whose tables stay local)';
+
+CREATE PROCEDURE provision_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL,
+                                  INOUT tables_created integer DEFAULT NULL,
+                                  INOUT tables_existing integer DEFAULT NULL)
+AS $$
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    CALL shardid.add_shards(template, shards, NULL, NULL, NULL, true, prefix, digits, id_column,
+                            use_sequence, tables_created, tables_existing);
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE provision_shards(name, integer[], text, integer, name, boolean, integer, integer) IS
+'deprecated (1.3): CALL add_shards(template, shards)';
+
 CREATE PROCEDURE provision_shards(template name,
                                   first_shard integer,
                                   last_shard integer,
@@ -2338,8 +2487,6 @@ CREATE PROCEDURE provision_shards(template name,
                                   INOUT tables_created integer DEFAULT NULL,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
-DECLARE
-    shards integer[];
 BEGIN
     IF first_shard IS NULL OR last_shard IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
@@ -2349,14 +2496,17 @@ BEGIN
         RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
-    CALL shardid.provision_shards(template, shards, prefix, digits, id_column, use_sequence,
-                                  tables_created, tables_existing);
+    IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    CALL shardid.add_shards(template, NULL, first_shard, last_shard, NULL, true, prefix, digits,
+                            id_column, use_sequence, tables_created, tables_existing);
 END
 $$ LANGUAGE plpgsql;
 
 COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, name, boolean, integer, integer) IS
-'create_shards() for shards first_shard to last_shard, committing after each batch of shards';
+'deprecated (1.3): CALL add_shards(template, first_shard => f, last_shard => l)';
 
 -- =====================================================================
 -- 7. The doctor

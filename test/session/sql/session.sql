@@ -31,17 +31,19 @@ CREATE TABLE s8190.t (id bigint DEFAULT shardid.next_id(8190), v int);
 SELECT problem, object FROM shardid.doctor() WHERE problem LIKE 'sequence-free%';
 DROP SCHEMA s8190 CASCADE;
 
--- create_shards() and provision_shards() give new tables the sequence form
--- where strict mode does not hold (next_id(shard) would fail), and say so
+-- add_shards() (and the deprecated create_shards() and provision_shards())
+-- give new tables the sequence form where strict mode does not hold
+-- (next_id(shard) would fail), and say so
 SET client_min_messages = notice;
 CREATE SCHEMA dflt_tpl;
 CREATE TABLE dflt_tpl.a (id bigint PRIMARY KEY, v int);
 SELECT * FROM shardid.create_shards('dflt_tpl', ARRAY[8180], prefix => 'dflt_');
 CALL shardid.provision_shards('dflt_tpl', 8181, 8181, prefix => 'dflt_');
+CALL shardid.add_shards('dflt_tpl', '{8182}', prefix => 'dflt_');
 SELECT schema_name, default_expr FROM shardid.id_defaults WHERE schema_name LIKE 'dflt\_%' ORDER BY 1;
 INSERT INTO dflt_8181.a (v) VALUES (1);
 SELECT shardid.id_shard(id) FROM dflt_8181.a;
-SELECT shardid.unregister_shard(s) FROM generate_series(8180, 8181) s;
+SELECT shardid.unregister_shard(s) FROM generate_series(8180, 8182) s;
 SET client_min_messages = warning;
-DROP SCHEMA dflt_tpl, dflt_8180, dflt_8181 CASCADE;
+DROP SCHEMA dflt_tpl, dflt_8180, dflt_8181, dflt_8182 CASCADE;
 RESET client_min_messages;

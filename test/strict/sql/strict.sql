@@ -92,9 +92,10 @@ SELECT shard, schema_name, stamped_since_start, ids > 0 AS counted FROM shardid.
 SELECT shardid.unregister_shard(8189);
 DROP SCHEMA s8189;
 
--- create_shards() and provision_shards() give new tables next_id(shard),
--- without a sequence, where strict mode holds, and say so once (the
--- sequence form is faster than bigserial only without its nextval())
+-- add_shards() (and the deprecated create_shards() and provision_shards())
+-- give new tables next_id(shard), without a sequence, where strict mode
+-- holds, and say so once (the sequence form is faster than bigserial only
+-- without its nextval())
 CREATE SCHEMA dflt_tpl;
 CREATE TABLE dflt_tpl.a (id bigint PRIMARY KEY, v int);
 CREATE TABLE dflt_tpl.b (id bigint PRIMARY KEY, v int);
@@ -104,13 +105,15 @@ SELECT count(*) AS sequences FROM pg_class WHERE relkind = 'S' AND relnamespace 
 -- nothing to make: nothing said
 SELECT * FROM shardid.create_shards('dflt_tpl', ARRAY[8180], prefix => 'dflt_');
 CALL shardid.provision_shards('dflt_tpl', 8181, 8182, prefix => 'dflt_');
-SELECT schema_name, table_name, default_expr FROM shardid.id_defaults WHERE schema_name IN ('dflt_8181', 'dflt_8182') ORDER BY 1, 2;
+CALL shardid.add_shards('dflt_tpl', '{8184}', prefix => 'dflt_');
+CALL shardid.add_shards('dflt_tpl', '{8185}', in_batches => false, prefix => 'dflt_');
+SELECT schema_name, table_name, default_expr FROM shardid.id_defaults WHERE schema_name IN ('dflt_8181', 'dflt_8182', 'dflt_8184', 'dflt_8185') ORDER BY 1, 2;
 -- use_sequence => true still makes the sequence form
 SELECT * FROM shardid.create_shards('dflt_tpl', ARRAY[8183], prefix => 'dflt_', use_sequence => true);
 SELECT table_name, default_expr FROM shardid.id_defaults WHERE schema_name = 'dflt_8183' ORDER BY 1;
 INSERT INTO dflt_8180.a (v) VALUES (1);
 SELECT shardid.id_shard(id) FROM dflt_8180.a;
-SELECT shardid.unregister_shard(s) FROM generate_series(8180, 8183) s;
+SELECT shardid.unregister_shard(s) FROM generate_series(8180, 8185) s;
 SET client_min_messages = warning;
-DROP SCHEMA dflt_tpl, dflt_8180, dflt_8181, dflt_8182, dflt_8183 CASCADE;
+DROP SCHEMA dflt_tpl, dflt_8180, dflt_8181, dflt_8182, dflt_8183, dflt_8184, dflt_8185 CASCADE;
 RESET client_min_messages;
