@@ -17,6 +17,8 @@
 #  * a next_id() DEFAULT given later (ALTER TABLE) to a tenant table, with
 #    or without the trigger, is refused with the exact message, and no
 #    node has a DEFAULT on the table or its placements;
+#  * add_shards() makes tenant schemas where schema-based sharding is on,
+#    and plain schemas with local tables with distribute => false;
 #  * a table made by a function (a DO block) is left alone, as Citus leaves
 #    it local;
 #  * a next_id() DEFAULT given to a table distributed by a column or to a
@@ -70,6 +72,19 @@ at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "RESET citus.enable_schema_based_sharding" \
 	-c "SET client_min_messages = warning" \
 	-c "SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[20])" >/dev/null || { fail "setup of shard_0020"; finish; }
+# add_shards(): tenant schemas where schema-based sharding is on, plain
+# schemas with distribute => false
+at "$COORD" -c "SET client_min_messages = warning" -c "CALL shardid.add_shards('app_template', '{21}')" >/dev/null ||
+	fail "add_shards() of shard 21"
+at "$COORD" -c "SET client_min_messages = warning" -c "CALL shardid.add_shards('app_template', '{22}', distribute => false)" >/dev/null ||
+	fail "add_shards(distribute => false) of shard 22"
+expect "$(at "$COORD" -c "SELECT string_agg(n.nspname || ':' || (s.schemaid IS NOT NULL)::text || ':' || coalesce(p.partmethod::text, 'local'), ' ' ORDER BY n.nspname)
+                          FROM pg_namespace n LEFT JOIN pg_dist_schema s ON s.schemaid = n.oid
+                          LEFT JOIN pg_dist_partition p ON p.logicalrelid = (n.nspname || '.t')::regclass
+                          WHERE n.nspname IN ('shard_0021', 'shard_0022')")" = "shard_0021:true:n shard_0022:false:local" \
+	"add_shards(): a tenant schema, and with distribute => false a plain one with a local table"
+expect "$(at "$COORD" -c "SELECT string_agg(shard || ':' || schema_name, ' ' ORDER BY shard) FROM shardid.shard_registry WHERE shard IN (21, 22)")" = \
+	"21:shard_0021 22:shard_0022" "add_shards() registered both"
 expect "$(notices -c "CREATE TABLE shard_0020.late (id bigint PRIMARY KEY, v int)")" = \
 	"NOTICE:  ids of table shard_0020.late are made by the shardid.set_id() trigger of shard 20, where its rows are stored
 DETAIL:  Tenant schema shard_0020 makes ids of shard 20 in its column id, which this table has, without a DEFAULT: as shardid.citus_use_trigger('shard_0020.late', 20, 'id') does." \
