@@ -126,7 +126,11 @@ check_servers(void)
  *	   superuser, even over the empty tables of an online move (planning
  *	   evaluates their constant parts); a foreign key to a table of such a
  *	   role outside the schema, whose indexes on the --to server may be
- *	   anything;
+ *	   anything; an expression in the partition key of such a role's table,
+ *	   whose constant parts PostgreSQL folds when it builds the key
+ *	   (RelationBuildPartitionKey()), as whoever needs it first: on the
+ *	   --to server pg_restore's CREATE TABLE ... PARTITION OF, as the
+ *	   superuser;
  *	 kind 1, offline: a foreign key of any table whose check converts a
  *	   column of a type not built in (or to one) with a cast: a role that
  *	   owns one of the types makes the casts between them, on the --to server
@@ -184,6 +188,13 @@ check_servers(void)
 	" JOIN pg_catalog.pg_index i ON i.indrelid = tbl.oid AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)" \
 	" WHERE NOT tbl.rolsuper AND EXISTS (SELECT FROM pg_catalog.pg_constraint f WHERE f.contype = 'f'" \
 	"  AND (f.conrelid = tbl.oid OR f.confrelid = tbl.oid))" \
+	" UNION ALL" \
+	" SELECT 0, pg_catalog.format('table %s of role %s has an expression in its partition key, whose constant " \
+	"parts PostgreSQL evaluates as whoever uses the key (adding a partition, routing rows, pruning): pg_restore " \
+	"would run them as a superuser'," \
+	"  tbl.oid::pg_catalog.regclass, tbl.rolname) FROM tbl" \
+	" JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = tbl.oid" \
+	" WHERE NOT tbl.rolsuper AND p.partexprs IS NOT NULL" \
 	" UNION ALL" \
 	" SELECT 0, pg_catalog.format('table %s: foreign key %I references table %s of role %s outside the schema, " \
 	"which pg_restore''s check of the key plans as a superuser', f.conrelid::pg_catalog.regclass, f.conname, " \
