@@ -101,9 +101,9 @@ move install-move uninstall-move clean-move:
 .PHONY: move install-move uninstall-move clean-move
 .PHONY: deps demo test bench bench-scale unit sanitize soak deb dist
 
-# Debian packages the build and the suites need (root, apt-get); see test/deps.sh
+# Debian packages the build and the suites need (root, apt-get); see tools/deps.sh
 deps:
-	PG_CONFIG=$(PG_CONFIG) test/deps.sh
+	PG_CONFIG=$(PG_CONFIG) tools/deps.sh
 
 # quietly: the build says nothing but warnings and errors
 demo: deps
@@ -118,14 +118,14 @@ test: deps
 	PG_CONFIG=$(PG_CONFIG) test/run.sh
 
 bench:
-	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
+	PG_CONFIG=$(PG_CONFIG) tools/deps.sh bench
 	$(MAKE) install
 	PG_CONFIG=$(PG_CONFIG) test/bench/bench.sh
 
 # thousands of logical shards beside bigserial (test/bench/scale.sh):
 #   make bench-scale [SHARDS="500 2000 8192"] [TABLES=5] [DUMP=0 to skip pg_dump]
 bench-scale:
-	PG_CONFIG=$(PG_CONFIG) test/deps.sh bench
+	PG_CONFIG=$(PG_CONFIG) tools/deps.sh bench
 	$(MAKE) install
 	SHARDS="$${SHARDS:-500 2000}" PG_CONFIG=$(PG_CONFIG) test/bench/scale.sh
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test/deps.sh [bench]: install, on Debian, the packages that building shardid
-# and running its suites need (`make deps`); `test/deps.sh bench` adds what
+# tools/deps.sh [bench]: install, on Debian, the packages that building shardid
+# and running its suites need (`make deps`); `tools/deps.sh bench` adds what
 # the benchmark needs.  Does nothing when they are all present.  What each
 # part needs:
 #   build            make, the C compiler pg_config names, and PostgreSQL's
