@@ -18,7 +18,8 @@ reload_conf
 echo "INSERT INTO s6.t (phase) SELECT 1 FROM generate_series(1, 100);" >"$SHARDID_TMP/crash.sql"
 "$PG_BIN/pgbench" -n -c 4 -j 2 -T 600 -f "$SHARDID_TMP/crash.sql" >"$SHARDID_TMP/crash-pgbench.log" 2>&1 &
 writer=$!
-sleep 1
+writing() { [ "$(q -c "SELECT EXISTS (SELECT FROM s6.t)")" = t ]; }
+wait_until "the writer's first rows" writing
 
 # bursts borrow seconds ahead of the clock
 borrow_ahead 6 2000
