@@ -58,6 +58,24 @@ all install installcheck:
 	     "(or 'make deps' as root); elsewhere set PG_CONFIG=/path/to/pg_config." >&2; exit 1
 endif
 
+# make installcheck, against the running server libpq reaches: sql/, and
+# first the suite of the mode shardid runs in there, test/strict/sql with
+# its shared memory (preloaded, or PostgreSQL 17+), else test/session/sql.
+# What needs servers of its own (restarts, crashes, clocks, replicas,
+# moves) runs in make test.
+ifeq ($(BUILD_MISSING),)
+installcheck: installcheck-mode
+endif
+SERVER_MODE_SQL = SELECT CASE WHEN 'shardid' = ANY (string_to_array(replace(current_setting('shared_preload_libraries'), ' ', ''), ',')) OR current_setting('server_version_num')::int >= 170000 THEN 'strict' ELSE 'session' END
+installcheck-mode:
+	@mode=$$('$(bindir)/psql' -X -At -d postgres -c "$(SERVER_MODE_SQL)") || exit 1; \
+	echo "test/$$mode/sql: the suite of the server's mode"; \
+	mkdir -p test/tmp/installcheck-$$mode && \
+	$(pg_regress_installcheck) --inputdir=test/$$mode --outputdir=test/tmp/installcheck-$$mode \
+		--load-extension=$(EXTENSION) --dbname=shardid_regression \
+		$$(cd test/$$mode/sql && ls *.sql | sed 's/\.sql$$//')
+.PHONY: installcheck-mode
+
 $(EXTENSION)--1.1.sql: $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql
 	{ echo '/* $@: made by make from $^; edit those */'; cat $^; } >$@
 
