@@ -30,6 +30,7 @@ need_faketime() {
 # "-10" into it to step the clock; make it writable by the server if the
 # server writes it).  Monotonic clocks stay real.
 faketime_env() {
+	[ -n "$faketime_lib" ] || { echo "FAIL: libfaketime not installed (Debian package libfaketime)" >&2; return 1; }
 	if [ -f "$1" ]; then
 		echo "LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$1 FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
 	else

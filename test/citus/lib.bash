@@ -52,14 +52,6 @@ citus_install_shardid() {
 }
 citus_install_shardid
 
-faketime_lib=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
-# faketime_env OFFSET: environment for a server whose clock reads OFFSET
-# from the real one ("+3s")
-faketime_env() {
-	[ -n "$faketime_lib" ] || { echo "FAIL: libfaketime not installed (Debian package libfaketime)" >&2; return 1; }
-	echo "LD_PRELOAD=$faketime_lib FAKETIME=$1 FAKETIME_DONT_FAKE_MONOTONIC=1"
-}
-
 # the nodes: coordinator, two workers
 COORD=$SHARDID_PORT_BASE
 W1=$((SHARDID_PORT_BASE + 1))

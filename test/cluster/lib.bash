@@ -21,7 +21,7 @@ conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
 on() {
 	local p=$1
 	shift
-	"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"
+	q -d "$(conn "$p")" "$@"
 }
 
 # move_servers OFFSET COUNT [postgresql.conf lines...]: COUNT servers s0,
