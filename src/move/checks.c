@@ -135,8 +135,12 @@ check_servers(void)
  *	   owner, a superuser, with no way to apply as the table's owner: every
  *	   table of a non-superuser that carries an evaluated expression (CHECK,
  *	   a domain anywhere in a column's type, DEFAULT, generated column,
- *	   trigger, index expression or predicate, rule, partition expression),
- *	   whatever it calls.
+ *	   trigger, index expression or predicate, rule, partition expression,
+ *	   extended statistics on an expression), whatever it calls.  The
+ *	   statistics are for the hold (hold_target_tables()): an ANALYZE runs
+ *	   as the table's owner, then the superuser, and evaluates them.  And
+ *	   a partition of another schema's of such a role, into which the apply
+ *	   routes rows, and which the hold does not take from her.
  */
 #define SHAPE_SQL \
 	"WITH RECURSIVE tbl AS (" \
@@ -172,7 +176,9 @@ check_servers(void)
 	" UNION ALL SELECT tbl.oid, 'a rule' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_rewrite w" \
 	"  WHERE w.ev_class = tbl.oid)" \
 	" UNION ALL SELECT tbl.oid, 'a partition key expression' FROM tbl WHERE EXISTS (" \
-	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL))," \
+	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL)" \
+	" UNION ALL SELECT tbl.oid, 'extended statistics on an expression' FROM tbl WHERE EXISTS (" \
+	"  SELECT FROM pg_catalog.pg_statistic_ext x WHERE x.stxrelid = tbl.oid AND x.stxexprs IS NOT NULL))," \
 	"problem AS (" \
 	" SELECT 0 AS kind, pg_catalog.format('table %s has FORCE ROW LEVEL SECURITY: the move counts its rows " \
 	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
@@ -207,7 +213,14 @@ check_servers(void)
 	" SELECT 2, pg_catalog.format('table %s of role %s carries %s: the --to server runs PostgreSQL 15, whose " \
 	"subscriptions apply changes as a superuser, with no way to apply them as the table''s owner'," \
 	"  tbl.oid::pg_catalog.regclass, tbl.rolname, pg_catalog.string_agg(c.what, ', ' ORDER BY c.what)) FROM tbl" \
-	" JOIN carried c ON c.oid = tbl.oid WHERE NOT tbl.rolsuper GROUP BY tbl.oid, tbl.rolname)" \
+	" JOIN carried c ON c.oid = tbl.oid WHERE NOT tbl.rolsuper GROUP BY tbl.oid, tbl.rolname" \
+	" UNION ALL" \
+	" SELECT 2, pg_catalog.format('table %s has partition %s of role %s outside the schema: the --to server " \
+	"runs PostgreSQL 15, whose subscriptions apply changes as a superuser, and the move cannot keep the " \
+	"partition from its owner', tbl.oid::pg_catalog.regclass, pc.oid::pg_catalog.regclass, pr.rolname) FROM tbl" \
+	" CROSS JOIN LATERAL pg_catalog.pg_partition_tree(tbl.oid) pt" \
+	" JOIN pg_catalog.pg_class pc ON pc.oid = pt.relid JOIN pg_catalog.pg_roles pr ON pr.oid = pc.relowner" \
+	" WHERE pc.relnamespace <> $1::oid AND NOT pr.rolsuper)" \
 	"SELECT text FROM problem WHERE kind = 0 OR (kind = 1 AND $2) OR (kind = 2 AND $3) ORDER BY kind, 1"
 
 /*
