@@ -136,11 +136,14 @@ check_servers(void)
  *	   table of a non-superuser that carries an evaluated expression (CHECK,
  *	   a domain anywhere in a column's type, DEFAULT, generated column,
  *	   trigger, index expression or predicate, rule, partition expression,
- *	   extended statistics on an expression), whatever it calls.  The
- *	   statistics are for the hold (hold_target_tables()): an ANALYZE runs
- *	   as the table's owner, then the superuser, and evaluates them.  And
- *	   a partition of another schema's of such a role, into which the apply
- *	   routes rows, and which the hold does not take from her.
+ *	   extended statistics on an expression), whatever it calls; or a type
+ *	   in a column's type whose code such a role chooses at any time: her
+ *	   composite type (she may add an attribute of her domain), a range type
+ *	   whose subtype difference function is hers (a GiST index and ANALYZE
+ *	   call it); and a partition of such a role outside the schema, into
+ *	   which the apply routes rows, and which the hold does not take from
+ *	   her.  The statistics are for the hold (hold_target_tables()): an
+ *	   ANALYZE runs as the table's owner, then the superuser.
  */
 #define SHAPE_SQL \
 	"WITH RECURSIVE tbl AS (" \
@@ -177,6 +180,13 @@ check_servers(void)
 	"  WHERE w.ev_class = tbl.oid)" \
 	" UNION ALL SELECT tbl.oid, 'a partition key expression' FROM tbl WHERE EXISTS (" \
 	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL)" \
+	" UNION ALL SELECT tbl.oid, 'a composite type of a role that is no superuser in a column''s type' FROM tbl" \
+	"  WHERE EXISTS (SELECT FROM alltypes t JOIN pg_catalog.pg_type y ON y.oid = t.typ" \
+	"  JOIN pg_catalog.pg_roles o ON o.oid = y.typowner WHERE t.relid = tbl.oid AND t.typtype = 'c' AND NOT o.rolsuper)" \
+	" UNION ALL SELECT tbl.oid, 'a range type in a column''s type whose subtype difference function belongs to " \
+	"a role that is no superuser' FROM tbl WHERE EXISTS (SELECT FROM alltypes t" \
+	"  JOIN pg_catalog.pg_range g ON g.rngtypid = t.typ JOIN pg_catalog.pg_proc p ON p.oid = g.rngsubdiff" \
+	"  JOIN pg_catalog.pg_roles o ON o.oid = p.proowner WHERE t.relid = tbl.oid AND NOT o.rolsuper)" \
 	" UNION ALL SELECT tbl.oid, 'extended statistics on an expression' FROM tbl WHERE EXISTS (" \
 	"  SELECT FROM pg_catalog.pg_statistic_ext x WHERE x.stxrelid = tbl.oid AND x.stxexprs IS NOT NULL))," \
 	"problem AS (" \
