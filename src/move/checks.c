@@ -325,6 +325,34 @@ hold_target_tables(Server *s, bool *changed)
 	*changed = false;
 	if (!lock_tables(s, "SHARE ROW EXCLUSIVE"))
 		return false;
+	/*
+	 * Only the tables of the --from server, of their kind: any other would
+	 * stay the superuser's after the move (give_back_owners() knows the
+	 * owners of these only)
+	 */
+	res = query(s,
+				"SELECT c.relname, c.relkind, c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c "
+				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') ORDER BY 1",
+				1, M.dst_schema_oid);
+	if (res == NULL)
+		return false;
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		int			k;
+
+		for (k = 0; k < M.ntables; k++)
+			if (is(M.tables[k].name, PQgetvalue(res, i, 0)) && M.tables[k].kind == PQgetvalue(res, i, 1)[0])
+				break;
+		if (k == M.ntables)
+		{
+			error_msg("table %s is not on the --from server as it is on the --to server "
+					  "(made on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2));
+			*changed = true;
+		}
+	}
+	PQclear(res);
+	if (*changed)
+		return false;
 	res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
 	if (res == NULL)
 		return false;
