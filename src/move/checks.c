@@ -326,13 +326,15 @@ hold_target_tables(Server *s, bool *changed)
 	if (!lock_tables(s, "SHARE ROW EXCLUSIVE"))
 		return false;
 	/*
-	 * Only the tables of the --from server, of their kind: any other would
-	 * stay the superuser's after the move (give_back_owners() knows the
-	 * owners of these only)
+	 * Only the tables of the --from server, of their kind and owner: any
+	 * other would stay the superuser's after the move (give_back_owners()
+	 * knows the owners of these only), and the owner of the schema may have
+	 * made her own in place of a superuser's, with her privileges, into
+	 * which the subscription would copy the superuser's rows
 	 */
 	res = query(s,
-				"SELECT c.relname, c.relkind, c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c "
-				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') ORDER BY 1",
+				"SELECT c.relname, c.relkind, c.oid::pg_catalog.regclass, pg_catalog.pg_get_userbyid(c.relowner) "
+				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') ORDER BY 1",
 				1, M.dst_schema_oid);
 	if (res == NULL)
 		return false;
@@ -344,11 +346,15 @@ hold_target_tables(Server *s, bool *changed)
 			if (is(M.tables[k].name, PQgetvalue(res, i, 0)) && M.tables[k].kind == PQgetvalue(res, i, 1)[0])
 				break;
 		if (k == M.ntables)
-		{
 			error_msg("table %s is not on the --from server as it is on the --to server "
 					  "(made on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2));
-			*changed = true;
-		}
+		else if (!is(M.tables[k].owner, PQgetvalue(res, i, 3)))
+			error_msg("table %s belongs to role %s on the --to server, to role %s on the --from server "
+					  "(changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2),
+					  PQgetvalue(res, i, 3), M.tables[k].owner);
+		else
+			continue;
+		*changed = true;
 	}
 	PQclear(res);
 	if (*changed)
