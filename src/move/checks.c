@@ -139,8 +139,15 @@ check_servers(void)
  *	   owner, a superuser, with no way to apply as the table's owner: every
  *	   table of a non-superuser that carries an evaluated expression (CHECK,
  *	   a domain anywhere in a column's type, DEFAULT, generated column,
- *	   trigger, index expression or predicate, rule, partition expression),
- *	   whatever it calls.
+ *	   trigger, index expression or predicate, rule, partition expression,
+ *	   extended statistics on an expression), whatever it calls; or a type
+ *	   in a column's type whose code such a role chooses at any time: her
+ *	   composite type (she may add an attribute of her domain), a range type
+ *	   whose subtype difference function is hers (a GiST index and ANALYZE
+ *	   call it); and a partition of such a role outside the schema, into
+ *	   which the apply routes rows, and which the hold does not take from
+ *	   her.  The statistics are for the hold (hold_target_tables()): an
+ *	   ANALYZE runs as the table's owner, then the superuser.
  */
 #define SHAPE_SQL \
 	"WITH RECURSIVE tbl AS (" \
@@ -176,7 +183,16 @@ check_servers(void)
 	" UNION ALL SELECT tbl.oid, 'a rule' FROM tbl WHERE EXISTS (SELECT FROM pg_catalog.pg_rewrite w" \
 	"  WHERE w.ev_class = tbl.oid)" \
 	" UNION ALL SELECT tbl.oid, 'a partition key expression' FROM tbl WHERE EXISTS (" \
-	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL))," \
+	"  SELECT FROM pg_catalog.pg_partitioned_table p WHERE p.partrelid = tbl.oid AND p.partexprs IS NOT NULL)" \
+	" UNION ALL SELECT tbl.oid, 'a composite type of a role that is no superuser in a column''s type' FROM tbl" \
+	"  WHERE EXISTS (SELECT FROM alltypes t JOIN pg_catalog.pg_type y ON y.oid = t.typ" \
+	"  JOIN pg_catalog.pg_roles o ON o.oid = y.typowner WHERE t.relid = tbl.oid AND t.typtype = 'c' AND NOT o.rolsuper)" \
+	" UNION ALL SELECT tbl.oid, 'a range type in a column''s type whose subtype difference function belongs to " \
+	"a role that is no superuser' FROM tbl WHERE EXISTS (SELECT FROM alltypes t" \
+	"  JOIN pg_catalog.pg_range g ON g.rngtypid = t.typ JOIN pg_catalog.pg_proc p ON p.oid = g.rngsubdiff" \
+	"  JOIN pg_catalog.pg_roles o ON o.oid = p.proowner WHERE t.relid = tbl.oid AND NOT o.rolsuper)" \
+	" UNION ALL SELECT tbl.oid, 'extended statistics on an expression' FROM tbl WHERE EXISTS (" \
+	"  SELECT FROM pg_catalog.pg_statistic_ext x WHERE x.stxrelid = tbl.oid AND x.stxexprs IS NOT NULL))," \
 	"problem AS (" \
 	" SELECT 0 AS kind, pg_catalog.format('table %s has FORCE ROW LEVEL SECURITY: the move counts its rows " \
 	"as its owner, and its policies would filter that count', tbl.oid::pg_catalog.regclass) AS text" \
@@ -218,7 +234,14 @@ check_servers(void)
 	" SELECT 2, pg_catalog.format('table %s of role %s carries %s: the --to server runs PostgreSQL 15, whose " \
 	"subscriptions apply changes as a superuser, with no way to apply them as the table''s owner'," \
 	"  tbl.oid::pg_catalog.regclass, tbl.rolname, pg_catalog.string_agg(c.what, ', ' ORDER BY c.what)) FROM tbl" \
-	" JOIN carried c ON c.oid = tbl.oid WHERE NOT tbl.rolsuper GROUP BY tbl.oid, tbl.rolname)" \
+	" JOIN carried c ON c.oid = tbl.oid WHERE NOT tbl.rolsuper GROUP BY tbl.oid, tbl.rolname" \
+	" UNION ALL" \
+	" SELECT 2, pg_catalog.format('table %s has partition %s of role %s outside the schema: the --to server " \
+	"runs PostgreSQL 15, whose subscriptions apply changes as a superuser, and the move cannot keep the " \
+	"partition from its owner', tbl.oid::pg_catalog.regclass, pc.oid::pg_catalog.regclass, pr.rolname) FROM tbl" \
+	" CROSS JOIN LATERAL pg_catalog.pg_partition_tree(tbl.oid) pt" \
+	" JOIN pg_catalog.pg_class pc ON pc.oid = pt.relid JOIN pg_catalog.pg_roles pr ON pr.oid = pc.relowner" \
+	" WHERE pc.relnamespace <> $1::oid AND NOT pr.rolsuper)" \
 	"SELECT text FROM problem WHERE kind = 0 OR (kind = 1 AND $2) OR (kind = 2 AND $3) ORDER BY kind, 1"
 
 /*
@@ -312,6 +335,40 @@ hold_target_tables(Server *s, bool *changed)
 
 	*changed = false;
 	if (!lock_tables(s, "SHARE ROW EXCLUSIVE"))
+		return false;
+	/*
+	 * Only the tables of the --from server, of their kind and owner: any
+	 * other would stay the superuser's after the move (give_back_owners()
+	 * knows the owners of these only), and the owner of the schema may have
+	 * made her own in place of a superuser's, with her privileges, into
+	 * which the subscription would copy the superuser's rows
+	 */
+	res = query(s,
+				"SELECT c.relname, c.relkind, c.oid::pg_catalog.regclass, pg_catalog.pg_get_userbyid(c.relowner) "
+				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') ORDER BY 1",
+				1, M.dst_schema_oid);
+	if (res == NULL)
+		return false;
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		int			k;
+
+		for (k = 0; k < M.ntables; k++)
+			if (is(M.tables[k].name, PQgetvalue(res, i, 0)) && M.tables[k].kind == PQgetvalue(res, i, 1)[0])
+				break;
+		if (k == M.ntables)
+			error_msg("table %s is not on the --from server as it is on the --to server "
+					  "(made on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2));
+		else if (!is(M.tables[k].owner, PQgetvalue(res, i, 3)))
+			error_msg("table %s belongs to role %s on the --to server, to role %s on the --from server "
+					  "(changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2),
+					  PQgetvalue(res, i, 3), M.tables[k].owner);
+		else
+			continue;
+		*changed = true;
+	}
+	PQclear(res);
+	if (*changed)
 		return false;
 	res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
 	if (res == NULL)

@@ -134,7 +134,7 @@ else
 	expect "$status" = 1 "online move into PostgreSQL 15, which applies as a superuser: exit status"
 	why="the --to server runs PostgreSQL 15, whose subscriptions apply changes as a superuser, with no way to apply them as the table's owner"
 	for want in \
-		"shardid-move: error: table shard_0005.t_comp of role mallory carries a domain in a column's type: $why" \
+		"shardid-move: error: table shard_0005.t_comp of role mallory carries a composite type of a role that is no superuser in a column's type, a domain in a column's type: $why" \
 		"shardid-move: error: table shard_0005.t_pred of role mallory carries an index expression or predicate: $why" \
 		"shardid-move: error: table shard_0005.t_range of role mallory carries a domain in a column's type: $why" \
 		"shardid-move: error: table shard_0005.t_xml of role mallory carries a CHECK constraint: $why" \
