@@ -311,23 +311,28 @@ check_shapes(void)
 }
 
 /*
- * Online into PostgreSQL 15, whose subscription applies every change as a
- * superuser: while the subscription exists, the schema and its
- * tables on the --to server belong to the move's superuser, so that no
- * other role can give them code the apply would run (a trigger enabled
- * ALWAYS, a CHECK, an index expression) or swap a table for one of its own
- * (the owner of a schema may drop any table in it).  pg_restore gave the
- * tables to their owners, who could change them since: in the current
- * transaction on s, every table is locked against such changes, checked
- * again as check_shapes() checked it on the --from server, and only then
- * is the schema, and every table of a role that is no superuser, given to
- * the current user.  The verification gives them back once the
- * subscription is gone (give_back_owners()).
- * Returns false on a database error; *changed says that the check found
- * something (each reported).
+ * An online move, in the transaction that creates the subscription on s
+ * (the --to server): while the subscription exists, the copy's schema
+ * belongs to the move's superuser (its owner keeps USAGE), so that nobody
+ * can swap a table of it for one of her own (the owner of a schema may drop
+ * any table in it) and have the subscription fill hers.  pg_restore gave
+ * the schema and the tables to their owners, who could change them since:
+ * every table is locked, and the schema must hold exactly the tables of
+ * the --from server, each of its kind and owner there.
+ *
+ * Into PostgreSQL 15 (apply_as_superuser), whose subscription applies
+ * every change as a superuser, also the tables of roles that are no
+ * superuser become the move's superuser's, after the check of their code
+ * again as check_shapes() checked it on the --from server, so that nobody
+ * gives them code the apply would run (a trigger enabled ALWAYS, a CHECK,
+ * an index expression).
+ *
+ * The verification gives them back once the subscription is gone
+ * (give_back_owners()).  Returns false on a database error; *changed says
+ * that a check found something (each reported).
  */
 bool
-hold_target_tables(Server *s, bool *changed)
+hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
 {
 	PGresult   *res;
 	int			i;
@@ -370,24 +375,31 @@ hold_target_tables(Server *s, bool *changed)
 	PQclear(res);
 	if (*changed)
 		return false;
-	res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
-	if (res == NULL)
-		return false;
-	for (i = 0; i < PQntuples(res); i++)
-		error_msg("%s (changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 0));
-	*changed = PQntuples(res) > 0;
-	PQclear(res);
-	if (*changed)
-		return false;
+	if (apply_as_superuser)
+	{
+		res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
+		if (res == NULL)
+			return false;
+		for (i = 0; i < PQntuples(res); i++)
+			error_msg("%s (changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 0));
+		*changed = PQntuples(res) > 0;
+		PQclear(res);
+		if (*changed)
+			return false;
+	}
 	res = query(s,
 				"SELECT pg_catalog.format('ALTER SCHEMA %I OWNER TO CURRENT_USER', n.nspname) "
 				"FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner "
 				"WHERE n.oid = $1::oid AND NOT r.rolsuper "
 				"UNION ALL "
+				"SELECT pg_catalog.format('GRANT USAGE ON SCHEMA %I TO %I', n.nspname, r.rolname) "
+				"FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner "
+				"WHERE n.oid = $1::oid AND NOT r.rolsuper "
+				"UNION ALL "
 				"SELECT pg_catalog.format('ALTER TABLE %s OWNER TO CURRENT_USER', c.oid::pg_catalog.regclass) "
 				"FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
-				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') AND NOT r.rolsuper",
-				1, M.dst_schema_oid);
+				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') AND NOT r.rolsuper AND $2",
+				2, M.dst_schema_oid, apply_as_superuser ? "true" : "false");
 	if (res == NULL)
 		return false;
 	for (i = 0; i < PQntuples(res) && ok; i++)

@@ -363,7 +363,7 @@ extern void describe_unfinished(void);
 extern bool moved_away_pending(void);
 extern int	check_event_triggers(Server *s, const char *what);
 extern void say_room(void);
-extern bool hold_target_tables(Server *s, bool *changed);
+extern bool hold_target_tables(Server *s, bool apply_as_superuser, bool *changed);
 
 /* copy.c */
 typedef struct CopyProgress

@@ -82,8 +82,9 @@ subscribe_tx(Server *s)
 	 * to the table's owner, SwitchToUntrustedUser()).  Before 16 it applies
 	 * as its owner, and check_shapes() refused every table of a non-superuser
 	 * that carries an evaluated expression; hold_target_tables() checks them
-	 * again on the --to server and keeps them, and their schema, the
-	 * superuser's until the cutover, so that nobody else adds one.
+	 * again on the --to server and keeps them the superuser's while the
+	 * subscription exists, so that nobody else adds one.  On every version
+	 * it keeps the schema the superuser's, so that nobody swaps a table.
 	 */
 	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
 							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
@@ -92,7 +93,7 @@ subscribe_tx(Server *s)
 	char	   *oid = NULL;
 	bool		ok;
 
-	ok = (PQserverVersion(s->conn) >= 160000 || hold_target_tables(s, &target_changed)) &&
+	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &target_changed) &&
 		freeze_tables(s) &&
 		exec_sql(s, sql, 0) &&
 		subscription_oid(s, M.name, &oid) &&

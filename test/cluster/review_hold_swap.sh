@@ -1,28 +1,23 @@
 #!/usr/bin/env bash
 # test/cluster/review_hold_swap.sh: the owner of the schema cannot swap a
-# superuser's table of the copy for one of hers before an online move into
-# PostgreSQL 15 holds it.
+# superuser's table of the copy for one of hers during an online move, on
+# any PostgreSQL version.
 #
-# The hold (cfeee6a) checks the code of the copy's tables again and takes
-# them for the superuser, but not whose they were.  secret belongs to the
-# superuser and grants nothing; mallory owns schema shard_0005.  Between the
-# copy of the definitions and the subscription (paused at "subscribe") she
-# drops secret on the --to server and makes her own secret, readable by
-# PUBLIC: the hold took it for the superuser with her grant, the
-# subscription filled it with the superuser's rows, and after the move
-# every role could read them on the --to server (shardid-move at cfeee6a
-# exits 0, and mallory reads the 100 rows that the --from server denied
-# her).
-#   the move fails, naming the table and both owners, the shard stays where
-#   it was, and the --to server keeps no copy.
-# On PostgreSQL 16+ nothing is held: skipped.
+# secret belongs to the superuser and grants nothing; mallory owns schema
+# shard_0005 (the owner of a schema may drop any table in it).
+#   1. between the copy of the definitions and the subscription (paused at
+#      "subscribe") she drops secret on the --to server and makes her own
+#      secret, readable by PUBLIC: the move fails, naming the table and both
+#      owners, the shard stays where it was, and the --to server keeps no
+#      copy.  shardid-move at cfeee6a exited 0: the subscription filled her
+#      table with the superuser's rows, which she then read (into 15, and on
+#      16+ where nothing was held);
+#   2. while the subscription applies (paused at "copy") she tries the same:
+#      refused, as the schema belongs to the move's superuser until the
+#      subscription is gone (she keeps USAGE); after the move she owns the
+#      schema again, secret is the superuser's, and she cannot read it.
 . "$(dirname "$0")/lib.bash"
 move_servers 336 2 "${LOGICAL[@]}" || exit 1
-version=$(on "$a" -c "SHOW server_version_num") || exit 1
-if [ "$version" -ge 160000 ]; then
-	echo "skipped: PostgreSQL $version applies a subscription's changes as the table's owner"
-	exit 77
-fi
 as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=terse -d "$(conn "$p") user=mallory" "$@"; }
 marker=$SHARDID_TMP/paused
 
@@ -60,4 +55,26 @@ expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 st
 expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "the copy on the --to server"
 out=$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.secret" 2>&1)
 expect "$out" != 100 "mallory reads the superuser's rows on the --to server"
+
+# 2. the same while the subscription applies
+rm -f "$marker"
+SHARDID_MOVE_PAUSE_AT=copy SHARDID_MOVE_PAUSE_FILE=$marker \
+	"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --online --yes >"$SHARDID_TMP/move2.log" 2>&1 &
+pid=$!
+wait_until "the move paused while replicating" test -e "$marker" || { kill "$pid"; cat "$SHARDID_TMP/move2.log"; finish; }
+expect "$(on "$b" -c "SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'shard_0005'")" = postgres \
+	"the copy's schema while the subscription applies"
+out=$(as_mallory "$b" -c "DROP TABLE shard_0005.secret" 2>&1)
+expect "$out" = "ERROR:  must be owner of table secret" "her DROP of the superuser's table while the subscription applies"
+rm -f "$marker"
+wait "$pid"
+status=$?
+pid=""
+expect "$status" = 0 "the move during which she tried: exit status"
+[ "$status" = 0 ] || cat "$SHARDID_TMP/move2.log"
+expect "$(on "$b" -c "SELECT n.nspowner::regrole || ' ' || coalesce(n.nspacl::text, 'default') || ' ' || c.relowner::regrole
+                      FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid WHERE c.oid = 'shard_0005.secret'::regclass")" = \
+	"mallory {mallory=UC/mallory} postgres" "owners after the move (her USAGE merged into the owner's privileges)"
+out=$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.secret" 2>&1)
+expect "$out" = "ERROR:  permission denied for table secret" "mallory reads secret on the --to server after the move"
 finish
