@@ -83,16 +83,17 @@ SHARDID_MOVE_PAUSE_AT=copy SHARDID_MOVE_PAUSE_FILE=$marker \
 pid=$!
 wait_until "the move paused while replicating" test -e "$marker" || { kill "$pid"; cat "$SHARDID_TMP/move1.log"; finish; }
 expect "$(owners "$b" | cut -d' ' -f1,2)" = "postgres postgres" "owners on the --to server while the subscription applies"
-try() {	# try WHAT SQL: as mallory on the --to server, refused
+try() {	# try WHAT SQL ERROR: as mallory on the --to server, refused with ERROR
 	local out
 	out=$(as_mallory "$b" -c "$2" 2>&1)
 	expect "$?" = 1 "$1 on the --to server during the apply: exit status"
-	expect "$out" = "ERROR:  permission denied for schema shard_0005" "$1 on the --to server during the apply"
+	expect "$out" = "ERROR:  $3" "$1 on the --to server during the apply"
 }
-try "CREATE TRIGGER" "CREATE TRIGGER strike BEFORE INSERT ON shard_0005.m FOR EACH ROW EXECUTE FUNCTION mallory.strike_trg()"
-try "ADD CHECK" "ALTER TABLE shard_0005.m ADD CHECK (mallory.strike())"
-try "CREATE INDEX" "CREATE INDEX ON shard_0005.m (mallory.f(v))"
-try "DROP TABLE" "DROP TABLE shard_0005.m"
+try "CREATE TRIGGER" "CREATE TRIGGER strike BEFORE INSERT ON shard_0005.m FOR EACH ROW EXECUTE FUNCTION mallory.strike_trg()" \
+	"permission denied for table m"
+try "ADD CHECK" "ALTER TABLE shard_0005.m ADD CHECK (mallory.strike())" "must be owner of table m"
+try "CREATE INDEX" "CREATE INDEX ON shard_0005.m (mallory.f(v))" "must be owner of table m"
+try "DROP TABLE" "DROP TABLE shard_0005.m" "must be owner of table m"
 on "$a" -c "INSERT INTO shard_0005.m SELECT g, 'w' || g FROM generate_series(101, 150) g" || fail "rows written during the apply"
 rm -f "$marker"
 wait "$pid"
