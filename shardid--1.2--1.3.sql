@@ -1405,6 +1405,7 @@ DECLARE
     rel record;
     part record;
     distributed boolean;
+    has_trigger boolean;
     dflt record;
     trg record;
     nsch integer;
@@ -1509,25 +1510,6 @@ BEGIN
                        WHERE s.schemaid OPERATOR(pg_catalog.=) rel.relnamespace) THEN
             CONTINUE;
         END IF;
-        -- a tenant table Citus already distributed (ALTER TABLE): Citus
-        -- sends the client's statement to the workers after this trigger,
-        -- so a DEFAULT dropped here would stay on every worker's copy, and
-        -- an INSERT routed by a worker would keep that worker's id
-        IF distributed AND dflt.attname IS NOT NULL THEN
-            SELECT (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
-            INTO trg
-            FROM pg_catalog.pg_trigger g
-            WHERE g.tgrelid OPERATOR(pg_catalog.=) rel.oid
-              AND g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid
-            LIMIT 1;
-            RAISE EXCEPTION 'a DEFAULT that calls shardid.next_id() is refused on tenant table %', rel.oid::pg_catalog.regclass
-                USING ERRCODE = 'feature_not_supported',
-                      DETAIL = pg_catalog.format('Citus runs the DEFAULT of column %I on whichever node receives the INSERT: the nodes would repeat each other''s ids. The ids of a tenant table are made where its rows are stored, by the shardid.set_id() trigger.', dflt.attname),
-                      HINT = CASE WHEN FOUND
-                                  THEN pg_catalog.format('Leave the column without a DEFAULT: the set_id() trigger of shard %s makes its ids.', trg.shard)
-                                  ELSE pg_catalog.format('Leave the column without a DEFAULT and install the trigger: SELECT shardid.citus_use_trigger(%L, %s, %L);',
-                                                         rel.oid::pg_catalog.regclass::text, COALESCE(dflt.shard::text, 'shard'), dflt.attname) END;
-        END IF;
         SELECT g.tgname, g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid AS set_id,
                (pg_catalog.string_to_array(pg_catalog.encode(g.tgargs, 'escape'), '\000'))[1] AS shard
         INTO trg
@@ -1536,7 +1518,21 @@ BEGIN
           AND (g.tgname OPERATOR(pg_catalog.=) 'shardid_set_id'
                OR g.tgfoid OPERATOR(pg_catalog.=) 'shardid.set_id()'::pg_catalog.regprocedure::oid)
         ORDER BY 2 DESC LIMIT 1;
-        IF FOUND THEN
+        has_trigger := FOUND;
+        -- a tenant table Citus already distributed (ALTER TABLE): Citus
+        -- sends the client's statement to the workers after this trigger,
+        -- so a DEFAULT dropped here would stay on every worker's copy, and
+        -- an INSERT routed by a worker would keep that worker's id
+        IF distributed AND dflt.attname IS NOT NULL THEN
+            RAISE EXCEPTION 'a DEFAULT that calls shardid.next_id() is refused on tenant table %', rel.oid::pg_catalog.regclass
+                USING ERRCODE = 'feature_not_supported',
+                      DETAIL = pg_catalog.format('Citus runs the DEFAULT of column %I on whichever node receives the INSERT: the nodes would repeat each other''s ids. The ids of a tenant table are made where its rows are stored, by the shardid.set_id() trigger.', dflt.attname),
+                      HINT = CASE WHEN has_trigger AND trg.set_id
+                                  THEN pg_catalog.format('Leave the column without a DEFAULT: the set_id() trigger of shard %s makes its ids.', trg.shard)
+                                  ELSE pg_catalog.format('Leave the column without a DEFAULT and install the trigger: SELECT shardid.citus_use_trigger(%L, %s, %L);',
+                                                         rel.oid::pg_catalog.regclass::text, COALESCE(dflt.shard::text, 'shard'), dflt.attname) END;
+        END IF;
+        IF has_trigger THEN
             -- a next_id() DEFAULT given to a table whose trigger makes its
             -- ids: the routing node's id would be kept
             IF trg.set_id AND dflt.attname IS NOT NULL THEN
