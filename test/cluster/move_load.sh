@@ -4,8 +4,10 @@
 # Two servers; shard 5 on the first.  First an application transaction
 # that writes two tables while the freeze waits for it (the deadlock of
 # 1.1, made on purpose).  Then six writers insert batches of 100
-# rows of 4.8 kB of random (incompressible) bytes into shard 5 without
-# think time, routing by a file, and one more application transaction
+# rows of 4.8 kB of random (incompressible) bytes into shard 5, each
+# writer resting 0.25 s after a batch (the target's one apply worker must
+# outpace them on a loaded 2-core machine, or the online move rightly gives
+# up before its freeze: CI saw that without the rest), routing by a file, and one more application transaction
 # writes two tables of the shard 1.5 s apart (in both orders) again and
 # again.  Shard 5 moves offline to the second server, then online back,
 # with the writers running.  Checks:
@@ -44,6 +46,7 @@ writer() {
 				 SELECT $w, $n, pg_catalog.decode(string_agg(md5(random()::text || g || i), ''), 'hex')
 				 FROM generate_series(1, 100) g, generate_series(1, 300) i GROUP BY g" 2>&1); then
 				echo "$(date +%s%3N) ok $n" >>"$log"
+				sleep 0.25
 				break
 			fi
 			echo "$(date +%s%3N) error $(echo "$out" | head -1)" >>"$log"
@@ -107,6 +110,7 @@ expect "$(on "$b" -c "SELECT count(*) FROM shard_0005.pair_a WHERE n = -1") $(on
 "$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" >/dev/null || fail "the move back failed"
 "$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --drop-source --yes >/dev/null || fail "--drop-source failed"
 
+load_start=$(date +%s)
 for w in 1 2 3 4 5 6; do writer "$w" & done
 pair_writer &
 sleep 4
@@ -150,5 +154,5 @@ batches=$(cat "$SHARDID_TMP"/writer.* | grep -c " ok ")
 expect "$(on "$a" -c "SELECT count(*) FROM shard_0005.blobs")" = "$((batches * 100))" "rows on the server holding shard 5 = rows committed"
 expect "$(on "$a" -c "SELECT count(*) FROM shard_0005.pair_a WHERE n > 0") $(on "$a" -c "SELECT count(*) FROM shard_0005.pair_b WHERE n > 0")" = \
 	"$(grep -c "^ok" "$SHARDID_TMP/pair") $(grep -c "^ok" "$SHARDID_TMP/pair")" "two-table transactions: both rows or none"
-echo "writers committed $batches batches of 100 rows ($(on "$a" -c "SELECT pg_size_pretty(pg_total_relation_size('shard_0005.blobs'))"))"
+echo "writers committed $batches batches of 100 rows in $(($(date +%s) - load_start)) s ($(on "$a" -c "SELECT pg_size_pretty(pg_total_relation_size('shard_0005.blobs'))"))"
 finish
