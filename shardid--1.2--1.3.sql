@@ -965,7 +965,7 @@ COMMENT ON FUNCTION shardid.stored_ids(integer) IS
 REVOKE EXECUTE ON FUNCTION shardid.stored_ids(integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.mark_status() IS
-'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the floors raised since the server started (strict mode: stored_checks floors raised, stored_moves of them moved a shard, stored_too_far beyond the bound; stored_unindexed is 0 from 1.3 on)';
+'deprecated in 1.3 (removed in a later release): the same columns are in info(), stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound; stored_unindexed is 0';
 
 -- info() shows the runway, the time left before ids reach the sign bit
 -- (a new OUT column: dropped and made again); shard_stamps() and the view
@@ -989,13 +989,22 @@ CREATE FUNCTION info(OUT epoch timestamptz,
                      OUT high_water_mark timestamptz,
                      OUT high_water_writes bigint,
                      OUT ids_epoch timestamptz,
-                     OUT runway interval)
+                     OUT runway interval,
+                     OUT high_water_origin boolean,
+                     OUT epoch_origin boolean,
+                     OUT high_water_ahead_ms bigint,
+                     OUT origin_slots_setting text,
+                     OUT origin_slots integer,
+                     OUT unconfirmed_raises bigint,
+                     OUT floors_applied bigint,
+                     OUT floors_moved bigint,
+                     OUT floors_beyond_bound bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'shardid_info'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION info() IS
-'the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, the durable high-water mark and epoch of the ids, and the runway: the time left before ids reach the sign bit';
+'the server''s state: the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, the durable high-water mark and epoch of the ids, the runway (the time left before ids reach the sign bit), and what keeps the mark: its origins, the origin slots, unconfirmed raises, the floors applied since the start';
 
 -- Per shard, what strict mode holds in shared memory (all shards of the
 -- server, whatever database stamps them): the last id, its lead over the
@@ -1008,7 +1017,7 @@ AS 'MODULE_PATHNAME', 'shardid_shard_stamps'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION shard_stamps() IS
-'strict mode: every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
+'private, for the view shard_state: in strict mode every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
 
 -- One row per registered shard of this database: where it lives, its
 -- floor, and its state in strict mode (shard_stamps()).  For monitoring
@@ -1928,9 +1937,8 @@ AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
-                    (SELECT count(*) FROM pg_replication_origin) AS origins
-             FROM shardid.mark_status() m LOOP
+    FOR r IN SELECT i.*, (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.info() i LOOP
         IF NOT r.high_water_origin THEN
             problem := 'high-water origin missing';
             object := 'replication origin shardid_high_water';
@@ -1945,7 +1953,7 @@ BEGIN
             fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
             RETURN NEXT;
         END IF;
-        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+        IF r.high_water_ahead_ms > r.max_lead_ms + 60000 THEN
             problem := 'high-water mark far ahead of the clock';
             object := 'replication origin shardid_high_water';
             detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
@@ -1970,10 +1978,10 @@ BEGIN
             fix := 'Check that the synchronous standbys are up and keep up.';
             RETURN NEXT;
         END IF;
-        IF r.stored_too_far > 0 THEN
+        IF r.floors_beyond_bound > 0 THEN
             problem := 'floors far ahead';
             object := 'shard floors';
-            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.floors_beyond_bound);
             fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
             RETURN NEXT;
         END IF;

@@ -333,6 +333,12 @@ shardid_max_id(PG_FUNCTION_ARGS)
  * shardid.info(): the settings, the layout and how stamping goes
  * ---------------------------------------------------------------------
  */
+
+/* info()'s columns of the durable mark's keepers (mark_columns()) */
+#define MARK_COLUMNS 9
+static void mark_columns(Datum *values, bool *nulls, int *i, ShardidSharedKind kind,
+						 int64 high_water, bool high_water_known, bool shape_1_2);
+
 PG_FUNCTION_INFO_V1(shardid_info);
 Datum
 shardid_info(PG_FUNCTION_ARGS)
@@ -346,10 +352,11 @@ shardid_info(PG_FUNCTION_ARGS)
 	int64		ids_epoch = 0;
 	bool		high_water_known;
 	bool		ids_epoch_known;
-	Datum		values[18];
-	bool		nulls[18];
+	Datum		values[18 + 1 + MARK_COLUMNS];
+	bool		nulls[18 + 1 + MARK_COLUMNS];
 	int			i = 0;
 
+	Assert(tupdesc->natts <= (int) lengthof(values));
 	shardid_shared_attach();
 	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
@@ -405,6 +412,9 @@ shardid_info(PG_FUNCTION_ARGS)
 		runway->time = (shardid_epoch_ms + SHARDID_SIGN_MILLIS - shardid_clock_ms()) * INT64CONST(1000);
 		values[i++] = IntervalPGetDatum(runway);
 	}
+	/* the durable mark's keepers (1.3; mark_status() before) */
+	if (tupdesc->natts > i)
+		mark_columns(values, nulls, &i, kind, high_water, high_water_known, false);
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -545,10 +555,48 @@ shardid_shard_stamps(PG_FUNCTION_ARGS)
 }
 
 /*
- * shardid.mark_status(): what doctor() needs to watch the durable mark:
- * H and whether its origin exists, whether the epoch's origin exists, the
- * origin slots setting, raises whose confirmation was cut short, and the
- * floors raised (strict mode, since the server started).
+ * The columns of the durable mark's keepers, at values[*i] on: whether
+ * the origins of H and of the epoch exist, H minus the clock, the origin
+ * slots setting, raises whose confirmation was cut short, and the floors
+ * raised since the server started (strict mode).  info() from 1.3 on;
+ * with shape_1_2, the columns of release 1.2's mark_status(), which
+ * repeat high_water_mark and keep stored_unindexed (0 from 1.3 on).
+ */
+static void
+mark_columns(Datum *values, bool *nulls, int *i, ShardidSharedKind kind,
+			 int64 high_water, bool high_water_known, bool shape_1_2)
+{
+	bool		high_water_origin;
+	bool		epoch_origin;
+	int64		counters[5] = {0, 0, 0, 0, 0};
+
+	shardid_mark_origins(&high_water_origin, &epoch_origin);
+	if (kind != SHARDID_SHARED_NONE)
+		shardid_strict_mark_counters(&counters[0], &counters[1], &counters[2],
+									 &counters[3], &counters[4]);
+	values[(*i)++] = BoolGetDatum(high_water_origin);
+	values[(*i)++] = BoolGetDatum(epoch_origin);
+	if (shape_1_2)
+	{
+		nulls[*i] = !high_water_known;
+		values[(*i)++] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(high_water));
+	}
+	nulls[*i] = !high_water_known;
+	values[(*i)++] = Int64GetDatum(high_water - shardid_clock_ms());
+	values[(*i)++] = CStringGetTextDatum(SHARDID_ORIGIN_SLOTS_NAME);
+	values[(*i)++] = Int32GetDatum(shardid_origin_slots);
+	for (int c = 0; c < (int) lengthof(counters); c++)
+	{
+		if (c == 3 && !shape_1_2)
+			continue;
+		nulls[*i] = kind == SHARDID_SHARED_NONE;
+		values[(*i)++] = Int64GetDatum(counters[c]);
+	}
+}
+
+/*
+ * shardid.mark_status(): release 1.2's report of the durable mark,
+ * deprecated in 1.3 for the same columns of info().
  */
 PG_FUNCTION_INFO_V1(shardid_mark_status);
 Datum
@@ -560,41 +608,16 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 	int64		ids_epoch = 0;
 	bool		high_water_known;
 	bool		ids_epoch_known;
-	bool		high_water_origin;
-	bool		epoch_origin;
-	int64		counters[5] = {0, 0, 0, 0, 0};
-	Datum		values[11];
-	bool		nulls[11];
+	Datum		values[MARK_COLUMNS + 2];
+	bool		nulls[MARK_COLUMNS + 2];
 	int			i = 0;
 
 	shardid_shared_attach();
 	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));
 	shardid_mark_report(&high_water, &high_water_known, &ids_epoch, &ids_epoch_known);
-	shardid_mark_origins(&high_water_origin, &epoch_origin);
-	if (kind != SHARDID_SHARED_NONE)
-		shardid_strict_mark_counters(&counters[0], &counters[1], &counters[2],
-									 &counters[3], &counters[4]);
-
-	values[i++] = BoolGetDatum(high_water_origin);
-	values[i++] = BoolGetDatum(epoch_origin);
-	if (!high_water_known)
-		nulls[i] = true;
-	else
-		values[i] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(high_water));
-	i++;
-	values[i++] = Int64GetDatum(high_water_known ? high_water - shardid_clock_ms() : 0);
-	if (!high_water_known)
-		nulls[i - 1] = true;
-	values[i++] = CStringGetTextDatum(SHARDID_ORIGIN_SLOTS_NAME);
-	values[i++] = Int32GetDatum(shardid_origin_slots);
-	for (int c = 0; c < (int) lengthof(counters); c++)
-	{
-		if (kind == SHARDID_SHARED_NONE)
-			nulls[i] = true;
-		values[i++] = Int64GetDatum(counters[c]);
-	}
-	Assert(i == lengthof(values));
+	mark_columns(values, nulls, &i, kind, high_water, high_water_known, true);
+	Assert(i == (int) lengthof(values) && i == tupdesc->natts);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

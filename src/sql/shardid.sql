@@ -301,13 +301,22 @@ CREATE FUNCTION info(OUT epoch timestamptz,
                      OUT high_water_mark timestamptz,
                      OUT high_water_writes bigint,
                      OUT ids_epoch timestamptz,
-                     OUT runway interval)
+                     OUT runway interval,
+                     OUT high_water_origin boolean,
+                     OUT epoch_origin boolean,
+                     OUT high_water_ahead_ms bigint,
+                     OUT origin_slots_setting text,
+                     OUT origin_slots integer,
+                     OUT unconfirmed_raises bigint,
+                     OUT floors_applied bigint,
+                     OUT floors_moved bigint,
+                     OUT floors_beyond_bound bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'shardid_info'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION info() IS
-'the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, the durable high-water mark and epoch of the ids, and the runway: the time left before ids reach the sign bit';
+'the server''s state: the epoch, the id layout, the uniqueness mode in force, counters of how stamping went, the durable high-water mark and epoch of the ids, the runway (the time left before ids reach the sign bit), and what keeps the mark: its origins, the origin slots, unconfirmed raises, the floors applied since the start';
 
 -- Per shard, what strict mode holds in shared memory (all shards of the
 -- server, whatever database stamps them): the last id, its lead over the
@@ -320,7 +329,7 @@ AS 'MODULE_PATHNAME', 'shardid_shard_stamps'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION shard_stamps() IS
-'strict mode: every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
+'private, for the view shard_state: in strict mode every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
 
 -- =====================================================================
 -- 3. Durable high-water mark and the epoch of the ids
@@ -349,7 +358,7 @@ REVOKE EXECUTE ON FUNCTION adopt_epoch() FROM PUBLIC;
 
 -- The durable high-water mark H: raised by hand (superusers, for tools and
 -- after pg_upgrade, which does not carry replication origins), and watched
--- by doctor() through mark_status() and stored_ids().
+-- by doctor() through info() and stored_ids().
 CREATE FUNCTION shardid.raise_high_water(at timestamptz)
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'shardid_raise_high_water_sql'
@@ -377,6 +386,8 @@ COMMENT ON FUNCTION shardid.raise_high_water(timestamptz, boolean) IS
 
 REVOKE EXECUTE ON FUNCTION shardid.raise_high_water(timestamptz, boolean) FROM PUBLIC;
 
+-- Release 1.2's report of the durable mark, deprecated in 1.3: info() has
+-- its columns.
 CREATE FUNCTION shardid.mark_status(
     OUT high_water_origin boolean,
     OUT epoch_origin boolean,
@@ -395,7 +406,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.mark_status() IS
-'the durable high-water mark and its origins, the origin slots setting, raises whose confirmation was cut short, and the floors raised since the server started (strict mode: stored_checks floors raised, stored_moves of them moved a shard, stored_too_far beyond the bound; stored_unindexed is 0 from 1.3 on)';
+'deprecated in 1.3 (removed in a later release): the same columns are in info(), stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound; stored_unindexed is 0';
 
 -- What the floor step reads for a shard, for doctor() and superusers.
 CREATE FUNCTION shardid.stored_ids(shard integer,
@@ -2765,9 +2776,8 @@ AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT m.*, (SELECT i.max_lead_ms FROM shardid.info() i) AS max_lead,
-                    (SELECT count(*) FROM pg_replication_origin) AS origins
-             FROM shardid.mark_status() m LOOP
+    FOR r IN SELECT i.*, (SELECT count(*) FROM pg_replication_origin) AS origins
+             FROM shardid.info() i LOOP
         IF NOT r.high_water_origin THEN
             problem := 'high-water origin missing';
             object := 'replication origin shardid_high_water';
@@ -2782,7 +2792,7 @@ BEGIN
             fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
             RETURN NEXT;
         END IF;
-        IF r.high_water_ahead_ms > r.max_lead + 60000 THEN
+        IF r.high_water_ahead_ms > r.max_lead_ms + 60000 THEN
             problem := 'high-water mark far ahead of the clock';
             object := 'replication origin shardid_high_water';
             detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
@@ -2807,10 +2817,10 @@ BEGIN
             fix := 'Check that the synchronous standbys are up and keep up.';
             RETURN NEXT;
         END IF;
-        IF r.stored_too_far > 0 THEN
+        IF r.floors_beyond_bound > 0 THEN
             problem := 'floors far ahead';
             object := 'shard floors';
-            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.stored_too_far);
+            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.floors_beyond_bound);
             fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
             RETURN NEXT;
         END IF;

@@ -41,6 +41,7 @@ expect "$msg" = "FATAL:  shardid needs 2 replication origin slots, but $setting 
 expect "$(grep -c PANIC "$SHARDID_TMP/primary.log" "$SHARDID_TMP/standby.log" | awk -F: '{s += $2} END {print s}')" = 0 "no PANIC"
 cluster_conf primary "$setting = 10"
 cluster_start primary || fail "the primary did not start with $setting = 10"
-expect "$(q_at $primary -c "SELECT high_water_origin AND epoch_origin AND origin_slots = 10 FROM shardid.mark_status()")" = t "mark_status()"
+expect "$(q_at $primary -c "SELECT high_water_origin AND epoch_origin AND origin_slots = 10 FROM shardid.info()")" = t "info()"
+expect "$(q_at $primary -c "SELECT high_water_origin AND epoch_origin AND origin_slots = 10 FROM shardid.mark_status()")" = t "mark_status() (deprecated)"
 cluster_stop primary
 finish

@@ -83,7 +83,7 @@ after_floor() {
 }
 h_near() {	# h_near WHAT: H is within an hour of the clock
 	local ahead
-	ahead=$(q -c "SELECT coalesce(round(extract(epoch FROM high_water_mark - clock_timestamp()) / 3600), 0) FROM shardid.mark_status()")
+	ahead=$(q -c "SELECT coalesce(round(extract(epoch FROM high_water_mark - clock_timestamp()) / 3600), 0) FROM shardid.info()")
 	expect_le "${ahead:-999}" 1 "$1: hours H is ahead of the clock"
 }
 

@@ -11,10 +11,10 @@
 # id up to a day ahead of max(clock, H): H moved a day at each step.  Now
 # an id of an aborted transaction is no row and is not read, and a stored
 # id is followed only up to shardid.max_lead_ms and the mark's window ahead
-# of the clock; the committed one is counted (stored_too_far), not followed.
+# of the clock; the committed one is counted (floors_beyond_bound), not followed.
 # 1.3 reads stored ids only where a superuser raises the floor (a
 # registration, shardid.raise_floor()), never on the id path, so the
-# steps' next_id() reads nothing and mark_status()'s stored_too_far (which
+# steps' next_id() reads nothing and info()'s floors_beyond_bound (which
 # 1.3 counts for floors beyond the bound) stays 0: the script then runs
 # raise_floor(5), which must warn about the committed id and not follow it,
 # and stored_ids(5) and doctor() must show that one id, not the rolled-back
@@ -42,7 +42,7 @@ for end in ROLLBACK ROLLBACK COMMIT; do
 	q -U app <<SQL 2>&1 | grep -v '^$'
 BEGIN;
 INSERT INTO s5.t VALUES (shardid.make_id(
-    (extract(epoch FROM greatest((SELECT m.high_water_mark FROM shardid.mark_status() m), clock_timestamp())
+    (extract(epoch FROM greatest((SELECT m.high_water_mark FROM shardid.info() m), clock_timestamp())
                         + interval '23 hours 50 minutes') * 1000)::bigint
     - (SELECT i.epoch_ms FROM shardid.info() i), 5, 0));
 $end;
@@ -57,7 +57,7 @@ read -r ahead far <<<"$(q -F' ' -c "
     SELECT round(extract(epoch FROM high_water_mark - clock_timestamp()) / 3600),
            (SELECT count(*) FROM shardid.stored_ids(5) s WHERE s.beyond_id = (SELECT max(id) FROM s5.t))
          + (SELECT count(*) FROM shardid.doctor() WHERE problem = 'stored id beyond the bound')
-    FROM shardid.mark_status()")"
+    FROM shardid.info()")"
 echo "after app's three steps and raise_floor(5), H is $ahead hours ahead of the clock; the committed id reported by stored_ids() and doctor(): $far"
 expect_le "${ahead:-999}" 1 "hours H is ahead of the clock after app's steps"
 expect "${far:-}" = 2 "the committed id reported beyond the bound, once by stored_ids(5) and once by doctor()"

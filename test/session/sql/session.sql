@@ -21,6 +21,11 @@ SELECT count(DISTINCT id) AS distinct_ids,
        bool_and(shardid.id_seq(id) = 42) AS seq_kept
 FROM (SELECT shardid.next_id(9, 42) AS id FROM generate_series(1, 30)) x;
 SELECT clock_behind_calls FROM shardid.info();
+-- the mark's origins exist in session mode too; the counters of strict
+-- mode are NULL
+SELECT high_water_origin, epoch_origin, unconfirmed_raises, floors_applied,
+       floors_moved, floors_beyond_bound
+FROM shardid.info();
 
 -- the sequence-free form needs shared memory
 SELECT shardid.next_id(5);

@@ -28,5 +28,5 @@ SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
 FROM shardid.next_ids(7, 1000000) id;
 
 -- never past the durable high-water mark
-SELECT shardid.id_time(max(id)) <= (SELECT high_water_mark FROM shardid.mark_status()) AS below_mark
+SELECT shardid.id_time(max(id)) <= (SELECT high_water_mark FROM shardid.info()) AS below_mark
 FROM shardid.next_ids(9, 100000) id;

@@ -15,6 +15,21 @@ SELECT mode, shared_memory IN ('shared_preload_libraries', 'dynamic shared memor
        high_water_writes >= 1 AS high_water_written,
        ids_epoch = epoch AS ids_epoch_remembered
 FROM shardid.info();
+-- what keeps the durable mark (info() from 1.3 on); the deprecated
+-- mark_status() of 1.2 answers the same under its old names
+SELECT high_water_origin, epoch_origin, high_water_ahead_ms > 0 AS mark_ahead,
+       origin_slots_setting IN ('max_replication_slots', 'max_active_replication_origins') AS slots_setting,
+       origin_slots > 0 AS slots, unconfirmed_raises,
+       floors_applied >= 0 AS floors_counted, floors_moved >= 0 AS moves_counted,
+       floors_beyond_bound
+FROM shardid.info();
+SELECT (m.high_water_origin, m.epoch_origin, m.high_water_mark, m.origin_slots_setting,
+        m.origin_slots, m.unconfirmed_raises, m.stored_checks, m.stored_moves, m.stored_too_far)
+       IS NOT DISTINCT FROM
+       (i.high_water_origin, i.epoch_origin, i.high_water_mark, i.origin_slots_setting,
+        i.origin_slots, i.unconfirmed_raises, i.floors_applied, i.floors_moved, i.floors_beyond_bound)
+       AS mark_status_same, m.stored_unindexed
+FROM shardid.mark_status() m, shardid.info() i;
 
 -- ids of a shard increase in the order they are stamped, whatever seqs
 -- arrive: the seq field comes from the shard's counter and the given value
