@@ -231,12 +231,12 @@ BEGIN
                             tab, COALESCE(part.dist_column, '?')
                 USING ERRCODE = 'feature_not_supported',
                       DETAIL = 'The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others''. A shard''s ids must all come from one server.',
-                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
         ELSIF FOUND AND part.repmodel OPERATOR(pg_catalog.=) 't' THEN
             RAISE EXCEPTION 'shardid does not serve table %, a Citus reference table', tab
                 USING ERRCODE = 'feature_not_supported',
                       DETAIL = 'Citus keeps a copy of a reference table on every node, and each copy would make its own ids for the same rows. A shard''s ids must all come from one server.',
-                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+                      HINT = 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
         END IF;
     END IF;
     SELECT a.atttypid, n.nspname, c.relname INTO typ, sch, rel
@@ -573,7 +573,7 @@ $$ LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
-'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; create_shards() reports it';
+'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; provisioning reports it';
 
 CREATE OR REPLACE FUNCTION create_local_shards(template name,
                                     shards integer[],
@@ -644,7 +644,7 @@ BEGIN
         RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
-                  HINT = 'Use a template that you own, or run create_shards() as the owner of the template.';
+                  HINT = 'Use a template that you own, or run shardid.add_shards() as the owner of the template.';
     END IF;
     IF digits < 1 OR digits > 4 OR prefix = '' THEN
         RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
@@ -717,14 +717,14 @@ BEGIN
                                          WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' ELSE 'table' END,
                                     existing, quote_ident(pg_get_userbyid(owner)::text)
                         USING ERRCODE = 'insufficient_privilege',
-                              DETAIL = format('create_shards() adopts only tables that it would have made: tables of your own or of a superuser. %s would run the code its owner attached to it with the privileges of whoever writes to it.', existing),
-                              HINT = format('Find out who made it; drop or rename it, then run create_shards() again to make %s from template %I.', existing, template);
+                              DETAIL = format('Provisioning adopts only tables that it would have made: tables of your own or of a superuser. %s would run the code its owner attached to it with the privileges of whoever writes to it.', existing),
+                              HINT = format('Find out who made it; drop or rename it, then run shardid.add_shards() again to make %s from template %I.', existing, template);
                 END IF;
                 drift := shardid.table_drift(t.oid, existing, id_column);
                 IF drift IS NOT NULL THEN
                     RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
                                   quote_ident(template), quote_ident(t.relname), drift
-                        USING HINT = 'create_shards() keeps an existing table as it is: align it with the template by hand (ALTER TABLE), or drop it and run create_shards() again.';
+                        USING HINT = 'Provisioning keeps an existing table as it is: align it with the template by hand (ALTER TABLE), or drop it and run shardid.add_shards() again.';
                 END IF;
                 action := 'exists';
                 RETURN NEXT;
@@ -1420,7 +1420,7 @@ DECLARE
     nsch integer;
     g_shard integer;
     g_column name;
-    hint CONSTANT text := 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
+    hint CONSTANT text := 'For shardid''s ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.';
 BEGIN
     IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NULL
        OR pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NULL THEN
@@ -1855,7 +1855,7 @@ BEGIN
         IF NOT r.plain_call THEN
             problem := 'DEFAULT not a plain next_id() call';
             detail := format('The DEFAULT %s does more than call shardid.next_id(), so the shard of its ids cannot be known.', r.default_expr);
-            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.create_shards() does.',
+            fix := format('Make the DEFAULT of %I.%I.%I just shardid.next_id(<shard>, nextval(<sequence>)), as shardid.add_shards() does.',
                           r.schema_name, r.table_name, r.column_name);
             RETURN NEXT;
             CONTINUE;
@@ -1863,7 +1863,7 @@ BEGIN
         IF r.shard IS NULL THEN
             problem := 'shard not a constant';
             detail := format('The DEFAULT %s does not pass a constant shard, so the shard of this table cannot be checked.', r.default_expr);
-            fix := 'Write the shard number into the DEFAULT, as shardid.create_shards() does.';
+            fix := 'Write the shard number into the DEFAULT, as shardid.add_shards() does.';
             RETURN NEXT;
             CONTINUE;
         END IF;
@@ -2129,7 +2129,7 @@ BEGIN
         object := format('domain %s', r.via_domain);
         detail := format('Domain %s has a DEFAULT that calls shardid.next_id() (shard %s), so every column of that type without a DEFAULT of its own makes such ids: %s.',
                          r.via_domain, coalesce(r.shard::text, 'not a constant'), r.columns);
-        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.create_shards() does.', r.via_domain);
+        fix := format('ALTER DOMAIN %s DROP DEFAULT; and give each shard table''s id column its own DEFAULT, as shardid.add_shards() does.', r.via_domain);
         RETURN NEXT;
     END LOOP;
 END
@@ -2743,10 +2743,10 @@ BEGIN
         RETURN;
     END IF;
     IF NOT pg_catalog.has_function_privilege('shardid.citus_distribute_shard(name, integer)', 'EXECUTE') THEN
-        RAISE EXCEPTION 'permission denied to create Citus tenant schemas with shardid.create_shards()'
+        RAISE EXCEPTION 'permission denied to create Citus tenant schemas'
             USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'With citus.enable_schema_based_sharding on, create_shards() makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
-                  HINT = 'Run it as a superuser, or with SET citus.enable_schema_based_sharding = off for schemas that Citus does not distribute.';
+                  DETAIL = 'With citus.enable_schema_based_sharding on, provisioning makes each shard a Citus tenant schema through shardid.citus_distribute_shard(), which only superusers may run.',
+                  HINT = 'Run it as a superuser, or make plain schemas that Citus does not distribute: CALL shardid.add_shards(..., distribute => false).';
     END IF;
     -- a table added to an existing tenant schema from here would stay
     -- local (Citus distributes only the tables of a CREATE TABLE statement
@@ -2766,9 +2766,9 @@ BEGIN
                         AND e.relname OPERATOR(pg_catalog.=) c.relname)
     ORDER BY 1, 2 LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: create_shards() cannot add table "%" to it', g.schema_name, g.table_name
+        RAISE EXCEPTION 'schema "%" is a Citus tenant schema: provisioning cannot add table "%" to it', g.schema_name, g.table_name
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that create_shards() made would stay local.',
+                  DETAIL = 'Citus distributes only the tables of a CREATE TABLE statement of their own; a table that provisioning made would stay local.',
                   HINT = pg_catalog.format('Run CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL); then SELECT shardid.citus_use_trigger(%L, <shard>);',
                                            g.schema_name, g.table_name, template, g.table_name,
                                            pg_catalog.format('%I.%I', g.schema_name, g.table_name));

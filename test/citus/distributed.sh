@@ -34,7 +34,7 @@ err() {
 	PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=postgres PGDATABASE=app \
 		"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=default -v SHOW_CONTEXT=never "$@" 2>&1 >/dev/null
 }
-hint="HINT:  For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes."
+hint="HINT:  For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes."
 
 # citus_use_trigger() refuses both, whatever citus.enable_unsafe_triggers says
 want="ERROR:  shardid does not serve table public.events, which Citus distributes by column \"tenant_id\"

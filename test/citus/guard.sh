@@ -193,7 +193,7 @@ at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "SELECT create_distributed_table('public.events', 'tenant_id')" \
 	-c "CREATE TABLE public.countries (id bigint PRIMARY KEY, name text)" \
 	-c "SELECT create_reference_table('public.countries')" >/dev/null || { fail "setup of events and countries"; finish; }
-hint="HINT:  For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes."
+hint="HINT:  For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes."
 expect "$(err -c "ALTER TABLE public.events ALTER COLUMN id SET DEFAULT shardid.next_id(5)")" = \
 	"ERROR:  shardid does not serve table public.events, which Citus distributes by column \"tenant_id\"
 DETAIL:  The DEFAULT of its column id calls shardid.next_id(), which Citus runs on whichever node receives the INSERT: the nodes would repeat each other's ids.
