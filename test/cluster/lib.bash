@@ -4,8 +4,8 @@
 # It gives the script its own directory and servers (test/lib_script.sh:
 # run as the postgres OS user, stopped at exit even on failure), $move (the
 # shardid-move to run: $SHARDID_MOVE, else the installed one, else the
-# checkout's), conn PORT and on PORT psql-args... for database app, and
-# move_servers.
+# checkout's), conn PORT and on PORT psql-args... for database app (where
+# test/lib_script.sh's mallory works), and move_servers.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -18,6 +18,7 @@ chmod 777 "$SHARDID_TMP"
 LOGICAL=("wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10")
 
 conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
+mallory_conn() { conn "$1"; }	# mallory's database (test/lib_script.sh)
 on() {
 	local p=$1
 	shift
