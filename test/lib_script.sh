@@ -117,6 +117,9 @@ conf_newer() {	# conf_newer TIME [psql options...]: a new session's configuratio
 # as_mallory PORT psql-args...: psql as mallory (VERBOSITY $mallory_verbosity
 # if set: "terse" for errors compared whole)
 # mallory_hits PORT: how often her code ran as a superuser there
+# mallory_strikes WHAT PORT psql-args...: the test of the test: psql-args
+# run by a superuser on PORT run her code (WHAT fails when mallory.hits did
+# not move); mallory is no superuser again afterwards
 # mallory_mark PORT...: what no_superuser_code compares with from now on,
 # for code that a script ran as a superuser on purpose (0 until then)
 # mallory_reset PORT...: mallory no superuser again, her counter at 0, after
@@ -154,6 +157,14 @@ as_mallory() {
 }
 mallory_hits() {
 	q -d "$(mallory_conn "$1")" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"
+}
+mallory_strikes() {
+	local what=$1 p=$2 before
+	shift 2
+	before=$(mallory_hits "$p")
+	q -d "$(mallory_conn "$p")" "$@" >/dev/null 2>&1
+	expect "$(mallory_hits "$p")" != "$before" "$what (test of the test)"
+	q -d "$(mallory_conn "$p")" -c "ALTER ROLE mallory NOSUPERUSER" >/dev/null
 }
 declare -A mallory_hits0
 mallory_mark() {

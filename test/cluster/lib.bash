@@ -5,7 +5,7 @@
 # run as the postgres OS user, stopped at exit even on failure), $move (the
 # shardid-move to run: $SHARDID_MOVE, else the installed one, else the
 # checkout's), conn PORT and on PORT psql-args... for database app (where
-# test/lib_script.sh's mallory works), and move_servers.
+# test/lib_script.sh's mallory works), move_servers and events_shard.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -42,4 +42,17 @@ move_servers() {
 	a=$base
 	b=$((base + 1))
 	c=$((base + 2))
+}
+
+# events_shard PORT ROWS [mallory]: shard 5 on server PORT, made by
+# create_shards() from app_template.events (id, n), with ROWS rows; with
+# "mallory", she may create in its schema (USAGE, CREATE)
+events_shard() {
+	on "$1" >/dev/null <<SQL
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, $2) g;
+${3:+GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;}
+SQL
 }

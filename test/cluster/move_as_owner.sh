@@ -29,12 +29,8 @@ for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" escape || exit 1
 done
 
+events_shard "$a" 50 mallory || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
 GRANT SELECT ON shard_0005.events TO mallory;
 COMMENT ON TABLE shard_0005.events IS 'the events';
 -- values whose text depends on settings, which differ between the servers
@@ -67,11 +63,8 @@ SQL
 # the payloads are live: a superuser's INSERT runs each of them
 for ins in "t_xml VALUES (100, 1)" "t_comp VALUES (100, '(1)')" \
 	"t_range VALUES (100, shard_0005.grange(1, 2))" "t_pred VALUES (100, 1)"; do
-	before=$(mallory_hits "$a")
-	on "$a" -c "BEGIN; INSERT INTO shard_0005.$ins; ROLLBACK" >/dev/null 2>&1
-	expect "$(mallory_hits "$a")" != "$before" "a superuser's INSERT INTO $ins runs mallory's code (test of the test)"
+	mallory_strikes "a superuser's INSERT INTO $ins runs mallory's code" "$a" -c "BEGIN; INSERT INTO shard_0005.$ins; ROLLBACK" || exit 1
 done
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
 mallory_mark "$a" "$b"
 
 # 1. offline: moves, written by mallory

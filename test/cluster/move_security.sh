@@ -45,13 +45,7 @@ expect "$(mallory_hits "$a")" = 2 "the payload escapes SET ROLE (test of the tes
 mallory_mark "$a" "$b"
 
 # shard 5 on server a, with its template table; mallory may create in it
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 50 mallory || exit 1
 
 # plant: the kinds a move accepts (b), then those it refuses (r)
 plant_accepted() {

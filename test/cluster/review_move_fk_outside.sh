@@ -27,11 +27,8 @@ INSERT INTO mallory.lookup VALUES (1, 1), (2, 2);
 SQL
 done
 
+events_shard "$a" 10 || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
 CREATE TABLE shard_0005.events_l (id bigint PRIMARY KEY, l bigint REFERENCES mallory.lookup (id));
 INSERT INTO shard_0005.events_l VALUES (1, 1), (2, 2);
 SQL
@@ -41,11 +38,8 @@ for p in $a $b; do
 		-c "CREATE INDEX lookup_v ON mallory.lookup (v) WHERE mallory.f(1)" || exit 1
 done
 # test of the test: a superuser adding the key runs her predicate
-before=$(mallory_hits "$a")
-on "$a" -c "BEGIN; ALTER TABLE shard_0005.events_l DROP CONSTRAINT events_l_l_fkey;
-	ALTER TABLE shard_0005.events_l ADD FOREIGN KEY (l) REFERENCES mallory.lookup (id); ROLLBACK" >/dev/null 2>&1
-expect "$(mallory_hits "$a")" != "$before" "a superuser adding the key runs her predicate (test of the test)"
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
+mallory_strikes "a superuser adding the key runs her predicate" "$a" -c "BEGIN; ALTER TABLE shard_0005.events_l DROP CONSTRAINT events_l_l_fkey;
+	ALTER TABLE shard_0005.events_l ADD FOREIGN KEY (l) REFERENCES mallory.lookup (id); ROLLBACK" || exit 1
 mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)

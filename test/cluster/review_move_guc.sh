@@ -38,22 +38,14 @@ CREATE CONSTRAINT TRIGGER q_noop AFTER INSERT ON mallory.q DEFERRABLE INITIALLY 
 SQL
 done
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 10 mallory || exit 1
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE TABLE shard_0005.t_leak (id bigint PRIMARY KEY, n integer CHECK (mallory.leak(n)));
 INSERT INTO shard_0005.t_leak SELECT g, g FROM generate_series(1, 10) g;
 SQL
 # test of the test: once the setting is made, the superuser's join runs her operator
-before=$(mallory_hits "$a")
-on "$a" -c "SELECT mallory.leak(1); SELECT count(*) FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid" >/dev/null
-expect "$(mallory_hits "$a")" != "$before" "a superuser's join after mallory.leak() runs her operator (test of the test)"
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
+mallory_strikes "a superuser's join after mallory.leak() runs her operator" "$a" \
+	-c "SELECT mallory.leak(1); SELECT count(*) FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid" || exit 1
 mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)

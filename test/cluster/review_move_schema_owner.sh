@@ -35,13 +35,8 @@ END $$;
 SQL
 done
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-ALTER SCHEMA shard_0005 OWNER TO mallory;
-SQL
+events_shard "$a" 10 || exit 1
+on "$a" -c "ALTER SCHEMA shard_0005 OWNER TO mallory" || exit 1
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE OR REPLACE FUNCTION mallory.swap(integer) RETURNS boolean LANGUAGE sql AS 'SELECT true';
 CREATE TABLE shard_0005.a_first (id bigint PRIMARY KEY, n integer CHECK (mallory.swap(n)));
