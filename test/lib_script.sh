@@ -124,6 +124,8 @@ conf_newer() {	# conf_newer TIME [psql options...]: a new session's configuratio
 # for code that a script ran as a superuser on purpose (0 until then)
 # mallory_reset PORT...: mallory no superuser again, her counter at 0, after
 # an attack that was meant to succeed (on an old client)
+# not_superuser ROLE WHAT [psql-args...]: fails WHAT if ROLE is a superuser
+# on the server psql-args reach (test/security's attacker_check uses it too)
 # no_superuser_code WHAT PORT...: fails the script (naming WHAT and the
 # server) if her code ran as a superuser there since the mark, or she is a
 # superuser there
@@ -178,12 +180,16 @@ mallory_reset() {
 		mallory_hits0[$p]=0
 	done
 }
+not_superuser() {
+	local role=$1 what=$2
+	shift 2
+	expect "$(q "$@" -c "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = '$role'")" = f "$what"
+}
 no_superuser_code() {
 	local what=$1 p
 	shift
 	for p; do
 		expect "$(mallory_hits "$p")" = "${mallory_hits0[$p]:-0}" "$what: her code ran as a superuser on server $p"
-		expect "$(q -d "$(mallory_conn "$p")" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$what: mallory superuser on server $p"
+		not_superuser mallory "$what: mallory superuser on server $p" -d "$(mallory_conn "$p")"
 	done
 }
