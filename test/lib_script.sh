@@ -99,3 +99,97 @@ conf_newer() {	# conf_newer TIME [psql options...]: a new session's configuratio
 	shift
 	[ "$(q "$@" -c "SELECT pg_conf_load_time() > '$before'")" = t ]
 }
+
+# mallory, the hostile role of the attack scripts (test/cluster,
+# test/security), on any server of the script's by its port.  mallory_conn
+# PORT is how to reach the database she works in (libpq's defaults with that
+# port here; test/cluster/lib.bash makes it database app of its servers).
+#
+# mallory_role PORT [escape]: role mallory (LOGIN, no superuser), her schema
+# mallory, her counter mallory.hits (a sequence, which no rollback returns)
+# and her payload mallory.strike(), no SECURITY DEFINER, so it runs as
+# whoever evaluates it: run as a superuser, it takes a number from
+# mallory.hits, says so in a WARNING (with the query, in the server's log)
+# and makes mallory superuser.  With "escape" it first tries to become the
+# superuser again where a superuser SET ROLE or SET SESSION AUTHORIZATION
+# mallory to run it (RESET ROLE, SET SESSION AUTHORIZATION DEFAULT).  Her
+# other code calls mallory.strike().
+# as_mallory PORT psql-args...: psql as mallory (VERBOSITY $mallory_verbosity
+# if set: "terse" for errors compared whole)
+# mallory_hits PORT: how often her code ran as a superuser there
+# mallory_strikes WHAT PORT psql-args...: the test of the test: psql-args
+# run by a superuser on PORT run her code (WHAT fails when mallory.hits did
+# not move); mallory is no superuser again afterwards
+# mallory_mark PORT...: what no_superuser_code compares with from now on,
+# for code that a script ran as a superuser on purpose (0 until then)
+# mallory_reset PORT...: mallory no superuser again, her counter at 0, after
+# an attack that was meant to succeed (on an old client)
+# not_superuser ROLE WHAT [psql-args...]: fails WHAT if ROLE is a superuser
+# on the server psql-args reach (test/security's attacker_check uses it too)
+# no_superuser_code WHAT PORT...: fails the script (naming WHAT and the
+# server) if her code ran as a superuser there since the mark, or she is a
+# superuser there
+mallory_conn() { echo "port=$1 user=postgres"; }
+mallory_role() {
+	local escape=""
+	[ "${2:-}" = escape ] && escape="
+    BEGIN EXECUTE 'RESET ROLE'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    BEGIN EXECUTE 'SET SESSION AUTHORIZATION DEFAULT'; EXCEPTION WHEN OTHERS THEN NULL; END;"
+	q -d "$(mallory_conn "$1")" >/dev/null <<SQL
+CREATE ROLE mallory LOGIN;
+CREATE SCHEMA mallory AUTHORIZATION mallory;
+SET ROLE mallory;
+CREATE SEQUENCE mallory.hits;
+CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS \$\$
+BEGIN$escape
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        PERFORM pg_catalog.nextval('mallory.hits');
+        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
+        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
+    END IF;
+    RETURN true;
+END \$\$;
+RESET ROLE;
+SQL
+}
+as_mallory() {
+	local p=$1
+	shift
+	q -v VERBOSITY="${mallory_verbosity:-default}" -d "$(mallory_conn "$p") user=mallory" "$@"
+}
+mallory_hits() {
+	q -d "$(mallory_conn "$1")" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"
+}
+mallory_strikes() {
+	local what=$1 p=$2 before
+	shift 2
+	before=$(mallory_hits "$p")
+	q -d "$(mallory_conn "$p")" "$@" >/dev/null 2>&1
+	expect "$(mallory_hits "$p")" != "$before" "$what (test of the test)"
+	q -d "$(mallory_conn "$p")" -c "ALTER ROLE mallory NOSUPERUSER" >/dev/null
+}
+declare -A mallory_hits0
+mallory_mark() {
+	local p
+	for p; do mallory_hits0[$p]=$(mallory_hits "$p"); done
+}
+mallory_reset() {
+	local p
+	for p; do
+		q -d "$(mallory_conn "$p")" -c "ALTER ROLE mallory NOSUPERUSER" -c "SELECT setval('mallory.hits', 1, false)" >/dev/null
+		mallory_hits0[$p]=0
+	done
+}
+not_superuser() {
+	local role=$1 what=$2
+	shift 2
+	expect "$(q "$@" -c "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = '$role'")" = f "$what"
+}
+no_superuser_code() {
+	local what=$1 p
+	shift
+	for p; do
+		expect "$(mallory_hits "$p")" = "${mallory_hits0[$p]:-0}" "$what: her code ran as a superuser on server $p"
+		not_superuser mallory "$what: mallory superuser on server $p" -d "$(mallory_conn "$p")"
+	done
+}

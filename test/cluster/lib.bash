@@ -4,8 +4,8 @@
 # It gives the script its own directory and servers (test/lib_script.sh:
 # run as the postgres OS user, stopped at exit even on failure), $move (the
 # shardid-move to run: $SHARDID_MOVE, else the installed one, else the
-# checkout's), conn PORT and on PORT psql-args... for database app, and
-# move_servers.
+# checkout's), conn PORT and on PORT psql-args... for database app (where
+# test/lib_script.sh's mallory works), move_servers and events_shard.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -18,6 +18,7 @@ chmod 777 "$SHARDID_TMP"
 LOGICAL=("wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10")
 
 conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
+mallory_conn() { conn "$1"; }	# mallory's database (test/lib_script.sh)
 on() {
 	local p=$1
 	shift
@@ -41,4 +42,17 @@ move_servers() {
 	a=$base
 	b=$((base + 1))
 	c=$((base + 2))
+}
+
+# events_shard PORT ROWS [mallory]: shard 5 on server PORT, made by
+# create_shards() from app_template.events (id, n), with ROWS rows; with
+# "mallory", she may create in its schema (USAGE, CREATE)
+events_shard() {
+	on "$1" >/dev/null <<SQL
+CREATE SCHEMA app_template;
+CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
+SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
+INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, $2) g;
+${3:+GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;}
+SQL
 }

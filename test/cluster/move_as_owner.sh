@@ -25,46 +25,12 @@
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
 . "$(dirname "$0")/lib.bash"
 move_servers 170 2 "${LOGICAL[@]}" || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
-
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    BEGIN EXECUTE 'RESET ROLE'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    BEGIN EXECUTE 'SET SESSION AUTHORIZATION DEFAULT'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
-RESET ROLE;
-SQL
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" escape || exit 1
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
-declare -A hits0
-no_superuser_code() {	# no_superuser_code WHAT
-	local p
-	for p in $a $b; do
-		expect "$(hits "$p")" = "${hits0[$p]}" "$1: payload ran as a superuser on server $p"
-		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$1: mallory superuser on server $p"
-	done
-}
 
+events_shard "$a" 50 mallory || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
 GRANT SELECT ON shard_0005.events TO mallory;
 COMMENT ON TABLE shard_0005.events IS 'the events';
 -- values whose text depends on settings, which differ between the servers
@@ -97,13 +63,9 @@ SQL
 # the payloads are live: a superuser's INSERT runs each of them
 for ins in "t_xml VALUES (100, 1)" "t_comp VALUES (100, '(1)')" \
 	"t_range VALUES (100, shard_0005.grange(1, 2))" "t_pred VALUES (100, 1)"; do
-	before=$(hits "$a")
-	on "$a" -c "BEGIN; INSERT INTO shard_0005.$ins; ROLLBACK" >/dev/null 2>&1
-	expect "$(hits "$a")" != "$before" "a superuser's INSERT INTO $ins runs mallory's code (test of the test)"
+	mallory_strikes "a superuser's INSERT INTO $ins runs mallory's code" "$a" -c "BEGIN; INSERT INTO shard_0005.$ins; ROLLBACK" || exit 1
 done
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
-hits0[$a]=$(hits "$a")
-hits0[$b]=$(hits "$b")
+mallory_mark "$a" "$b"
 
 # 1. offline: moves, written by mallory
 "$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes || fail "offline move of shard 5 failed"
@@ -119,7 +81,7 @@ expect "$(on "$b" -c "SELECT obj_description('shard_0005.events'::regclass, 'pg_
 expect "$(on "$b" -c "SELECT count(*) FROM pg_index WHERE indrelid = 'shard_0005.t_pred'::regclass")" = 2 "indexes of t_pred on the target"
 expect "$(on "$b" -c "SELECT string_agg(p::text || ' ' || r::text, ',') FROM shard_0005.t_comp JOIN shard_0005.t_range USING (id) WHERE id = 3")" \
 	= "(3) [3,4)" "composite and range values copied"
-no_superuser_code "offline move"
+no_superuser_code "offline move" "$a" "$b"
 
 # 2. online back
 version=$(on "$a" -c "SHOW server_version_num")
@@ -144,7 +106,7 @@ else
 	echo "$out" | grep -q 'table shard_0005.events' && fail "refusal names the superuser's table"
 	from=$b to=$a
 fi
-no_superuser_code "online move"
+no_superuser_code "online move" "$a" "$b"
 
 # 3. her code takes the name of the next helper function: the move fails
 as_mallory "$from" >/dev/null <<'SQL' || exit 1
@@ -170,7 +132,7 @@ want='shardid-move: error: could not write the rows of table "shard_0005"."t_com
 echo "$out" | grep -qxF -- "$want" || fail "helper's name taken: wanted \"$want\""
 expect "$(on "$to" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
 expect "$(on "$from" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
-no_superuser_code "helper's name taken"
+no_superuser_code "helper's name taken" "$a" "$b"
 on "$from" -c "DROP TABLE shard_0005.t_aaa; DROP FUNCTION shard_0005.squat(integer)" || exit 1
 
 # 4. her code queues a deferred trigger event for the COMMIT: nothing committed
@@ -189,7 +151,7 @@ CREATE TABLE shard_0005.t_aaa (id bigint PRIMARY KEY, n integer CHECK (shard_000
 INSERT INTO shard_0005.t_aaa VALUES (1, 1);
 SQL
 on "$from" -c "DELETE FROM mallory.q" || exit 1
-hits0[$from]=$(hits "$from")	# the INSERT's deferred event ran as mallory (not a superuser)
+mallory_mark "$from"	# the INSERT's deferred event ran as mallory (not a superuser)
 out=$("$move" --shard 5 --from "$(conn "$from")" --to "$(conn "$to")" 2>&1)
 status=$?
 echo "$out" | sed 's/^/  | /'
@@ -198,6 +160,6 @@ want='shardid-move: error: could not commit the rows of shard 5 on the --to serv
 echo "$out" | grep -qxF -- "$want" || fail "deferred trigger: wanted \"$want\""
 expect "$(on "$to" -c "SELECT count(*) FROM mallory.q")" = 0 "rows her code wrote on the target, committed"
 expect "$(on "$to" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
-no_superuser_code "deferred trigger"
+no_superuser_code "deferred trigger" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -43,23 +43,10 @@ move_paused() {
 # no autovacuum: the sizes the test reads stay those the move reads
 move_servers 100 2 "autovacuum = off" || exit 1
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.audit() RETURNS event_trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.audit() as superuser %: %', current_user, pg_catalog.current_query();
-    END IF;
-END $$;
-RESET ROLE;
-SQL
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" -c "CREATE FUNCTION mallory.audit() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
+BEGIN PERFORM mallory.strike(); END \$\$" || exit 1
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 on "$a" >/dev/null <<'SQL' || exit 1
 CREATE SCHEMA app_template;
 CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL, body text);
@@ -124,7 +111,7 @@ window() {	# window WHAT N: what a router sees between b's cut-over and a's last
 window "paused after the cutover" -1
 # meanwhile a superuser puts an event trigger on a, calling mallory's function
 on "$a" -c "CREATE EVENT TRIGGER audit ON sql_drop EXECUTE FUNCTION mallory.audit()" || exit 1
-hits_a=$(hits "$a")
+mallory_mark "$a"
 
 # 3. the move ends, and its --drop-source is refused
 rm -f "$marker"
@@ -140,13 +127,13 @@ for want in 'shardid-move: shard 5 now lives on the --to server: route it there'
 done
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = "" "a's registry after the move"
 expect "$(on "$a" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 1 "a's copy kept"
-expect "$(hits "$a")" = "$hits_a" "mallory's event trigger ran as a superuser on a"
+no_superuser_code "her event trigger" "$a"
 # alone, later: refused the same way
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes 2>&1)
 expect "$?" = 1 "--drop-source with mallory's event trigger on a: exit status"
 echo "$out" | grep -qF "error: event trigger audit calls function mallory.audit() of role mallory on the --from server" ||
 	fail "--drop-source alone: no word of the event trigger: $out"
-expect "$(hits "$a")" = "$hits_a" "mallory's event trigger ran as a superuser on a (--drop-source alone)"
+no_superuser_code "her event trigger (--drop-source alone)" "$a"
 # an event trigger of a role that was a superuser when it took it over
 on "$a" >/dev/null <<'SQL' || exit 1
 ALTER EVENT TRIGGER audit DISABLE;
@@ -165,7 +152,7 @@ echo "$out" | grep -q audit && fail "--drop-source names a disabled event trigge
 on "$a" -c "ALTER EVENT TRIGGER note DISABLE" || exit 1
 "$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes || fail "--drop-source with the event triggers disabled"
 expect "$(on "$a" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "a's copy dropped"
-expect "$(hits "$a")" = "$hits_a" "mallory's event trigger ran as a superuser on a (drop)"
+no_superuser_code "her event trigger (drop)" "$a"
 
 # 2b. the window lasts while a's last step waits: interrupted there, until --resume
 size=$(size_on "$b")

@@ -27,64 +27,25 @@
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
 . "$(dirname "$0")/lib.bash"
 move_servers 40 2 "${LOGICAL[@]}" || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 # both servers: the extension, mallory, her counter and her payload
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
--- no SECURITY DEFINER: it runs as whoever evaluates it
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    BEGIN EXECUTE 'RESET ROLE'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    BEGIN EXECUTE 'SET SESSION AUTHORIZATION DEFAULT'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
-CREATE FUNCTION mallory.audit() RETURNS event_trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM mallory.strike(); END $$;
-RESET ROLE;
-SQL
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" escape || exit 1
+	as_mallory "$p" -c "CREATE FUNCTION mallory.audit() RETURNS event_trigger LANGUAGE plpgsql AS \$\$
+BEGIN PERFORM mallory.strike(); END \$\$" || exit 1
 done
-hits() {	# numbers taken from mallory.hits on a server
-	on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"
-}
-no_superuser_code() {	# no_superuser_code WHAT
-	local p
-	for p in $a $b; do
-		expect "$(hits "$p")" = "${hits0[$p]}" "$1: payload runs as a superuser on server $p"
-		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$1: mallory superuser on server $p"
-	done
-}
 
 # the payload is live: a superuser session that SET SESSION AUTHORIZATION
 # mallory (what pg_restore --use-set-session-authorization does), or SET
 # ROLE mallory, and then runs her code is a superuser again
 on "$a" -c "BEGIN; SET SESSION AUTHORIZATION mallory; SELECT mallory.strike(); ROLLBACK" >/dev/null 2>&1
-expect "$(hits "$a")" = 1 "the payload escapes SET SESSION AUTHORIZATION (test of the test)"
+expect "$(mallory_hits "$a")" = 1 "the payload escapes SET SESSION AUTHORIZATION (test of the test)"
 on "$a" -c "BEGIN; SET ROLE mallory; SELECT mallory.strike(); ROLLBACK" >/dev/null 2>&1
-expect "$(hits "$a")" = 2 "the payload escapes SET ROLE (test of the test)"
-declare -A hits0
-hits0[$a]=$(hits "$a")
-hits0[$b]=$(hits "$b")
+expect "$(mallory_hits "$a")" = 2 "the payload escapes SET ROLE (test of the test)"
+mallory_mark "$a" "$b"
 
 # shard 5 on server a, with its template table; mallory may create in it
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 50) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 50 mallory || exit 1
 
 # plant: the kinds a move accepts (b), then those it refuses (r)
 plant_accepted() {
@@ -136,7 +97,7 @@ ALTER TABLE shard_0005.t_force ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURI
 SQL
 # a superuser's event trigger on the target, calling mallory's function
 on "$b" -c "CREATE EVENT TRIGGER audit ON ddl_command_end EXECUTE FUNCTION mallory.audit()" || exit 1
-no_superuser_code "planting"
+no_superuser_code "planting" "$a" "$b"
 
 # 1. offline, everything planted: refused, one message per object
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" 2>&1)
@@ -154,7 +115,7 @@ echo "$out" | grep -q 't_partial\|t_expr\|t_trigger\|t_default\|t_rls\|t_check\|
 	fail "refusal names an object the move runs safely"
 expect "$(on "$b" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "journal rows written by the refused move"
 expect "$(on "$a" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "freeze left by the refused move"
-no_superuser_code "refused offline move"
+no_superuser_code "refused offline move" "$a" "$b"
 
 # 2. offline with what it accepts: it moves, no payload runs as a superuser
 on "$a" -c "DROP TABLE shard_0005.t_fk_child, shard_0005.t_fk_parent, shard_0005.t_force" || exit 1
@@ -167,7 +128,7 @@ for t in t_check t_domain t_generated; do
 	expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.$t")" = 20 "rows of $t on the target"
 done
 expect "$(as_mallory "$b" -c "SELECT sum(m) FROM shard_0005.t_generated")" = 210 "generated column computed on the target"
-no_superuser_code "offline move"
+no_superuser_code "offline move" "$a" "$b"
 
 # 3. online back
 on "$b" -c "ALTER TABLE shard_0005.t_trigger ENABLE ALWAYS TRIGGER strike" || exit 1
@@ -191,6 +152,6 @@ else
 		echo "$out" | grep -qxF -- "shardid-move: error: table shard_0005.$want: $why" || fail "refusal on 15: wanted \"$want\""
 	done
 fi
-no_superuser_code "online move"
+no_superuser_code "online move" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -33,27 +33,14 @@ if [ "$version" -ge 160000 ]; then
 	echo "skipped: PostgreSQL $version applies a subscription's changes as the table's owner"
 	exit 77
 fi
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=terse -d "$(conn "$p") user=mallory" "$@"; }
+mallory_verbosity=terse
 marker=$SHARDID_TMP/paused
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.strike_trg() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.strike(); RETURN NEW; END $$;
-RESET ROLE;
 SQL
 done
 on "$a" >/dev/null <<'SQL' || exit 1
@@ -77,17 +64,6 @@ CREATE TABLE mallory.p_out (id bigint PRIMARY KEY, v text);
 CREATE TRIGGER strike BEFORE INSERT ON mallory.p_out FOR EACH ROW EXECUTE FUNCTION mallory.strike_trg();
 ALTER TABLE mallory.p_out ENABLE ALWAYS TRIGGER strike;
 SQL
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
-no_superuser_code() {	# no_superuser_code WHAT
-	local p
-	for p in $a $b; do
-		expect "$(hits "$p")" = 0 "$1: her code ran as a superuser on server $p"
-		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$1: mallory superuser on server $p"
-		# on the old client, for the next attack
-		on "$p" -c "ALTER ROLE mallory NOSUPERUSER" -c "SELECT setval('mallory.hits', 1, false)" >/dev/null
-	done
-}
 at_subscribe() {	# at_subscribe SHARD LOG SQL: the move, her SQL on the --to server at "subscribe"
 	rm -f "$marker"
 	SHARDID_MOVE_PAUSE_AT=subscribe SHARDID_MOVE_PAUSE_FILE=$marker \
@@ -117,7 +93,8 @@ at_subscribe 5 "$SHARDID_TMP/move1.log" "
 	CREATE TRIGGER strike BEFORE INSERT ON mallory.evil FOR EACH ROW EXECUTE FUNCTION mallory.strike_trg();
 	ALTER TABLE mallory.evil ENABLE ALWAYS TRIGGER strike"
 changed 5 "$SHARDID_TMP/move1.log" "table shard_0005.m is not on the --from server as it is on the --to server (made on the --to server after the copy of the definitions)"
-no_superuser_code "the move of shard 5"
+no_superuser_code "the move of shard 5" "$a" "$b"
+mallory_reset "$a" "$b"	# on the old client, for the next attack
 
 # 2. a partition of the --from server in her own schema
 out=$("$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" --online --yes 2>&1)
@@ -127,7 +104,8 @@ expect "$status" = 1 "shard 6 with her partition outside the schema: exit status
 echo "$out" | grep -qxF "shardid-move: error: table shard_0006.p has partition mallory.p_out of role mallory outside the schema: the --to server runs PostgreSQL 15, whose subscriptions apply changes as a superuser, and the move cannot keep the partition from its owner" ||
 	fail "the error names her partition"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")" = shard_0006 "shard 6 still registered on the --from server"
-no_superuser_code "the move of shard 6"
+no_superuser_code "the move of shard 6" "$a" "$b"
+mallory_reset "$a" "$b"	# on the old client, for the next attack
 
 # 3. a table of her own in the copy
 at_subscribe 7 "$SHARDID_TMP/move3.log" "CREATE TABLE shard_0007.extra (id bigint)"
@@ -135,5 +113,6 @@ changed 7 "$SHARDID_TMP/move3.log" "table shard_0007.extra is not on the --from 
 expect "$(on "$b" -c "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                       WHERE n.nspname = 'shard_0007' AND c.relowner = 'postgres'::regrole")" = 0 \
 	"tables of the superuser in shard_0007 on the --to server"
-no_superuser_code "the move of shard 7"
+no_superuser_code "the move of shard 7" "$a" "$b"
+mallory_reset "$a" "$b"	# on the old client, for the next attack
 finish

@@ -25,23 +25,10 @@ fi
 marker=$SHARDID_TMP/paused
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.f(text) RETURNS text IMMUTABLE LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.strike(); RETURN $1; END $$;
-RESET ROLE;
 SQL
 done
 on "$a" >/dev/null <<'SQL' || exit 1
@@ -52,18 +39,9 @@ CREATE TABLE shard_0005.m (id bigint PRIMARY KEY, v text);
 CREATE STATISTICS shard_0005.m_f ON (mallory.f(v)) FROM shard_0005.m;
 INSERT INTO shard_0005.m SELECT g, 'v' || g FROM generate_series(1, 100) g;
 SQL
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
-no_superuser_code() {	# no_superuser_code WHAT
-	local p
-	for p in $a $b; do
-		expect "$(hits "$p")" = 0 "$1: her code ran as a superuser on server $p"
-		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$1: mallory superuser on server $p"
-	done
-}
 # test of the test: an ANALYZE of m by a superuser runs f() as mallory
 on "$a" -c "ANALYZE shard_0005.m" || exit 1
-no_superuser_code "ANALYZE of her table (test of the test)"
+no_superuser_code "ANALYZE of her table (test of the test)" "$a" "$b"
 
 rm -f "$marker"
 SHARDID_MOVE_PAUSE_AT=copy SHARDID_MOVE_PAUSE_FILE=$marker \
@@ -84,7 +62,7 @@ expect "$status" = 1 "the online move of her table with expression statistics: e
 grep -q "^shardid-move: error: table shard_0005.m of role mallory carries extended statistics on an expression: the --to server runs PostgreSQL 15, whose subscriptions apply changes as a superuser, with no way to apply them as the table's owner$" \
 	"$SHARDID_TMP/move1.log" || fail "the error names her table"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still registered on the --from server"
-no_superuser_code "the online move"
+no_superuser_code "the online move" "$a" "$b"
 
 # offline, m stays hers and is moved
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
@@ -93,5 +71,5 @@ expect "$status" = 0 "the offline move: exit status"
 [ "$status" = 0 ] || echo "$out"
 on "$b" -c "ANALYZE" || fail "ANALYZE on the --to server after the offline move"
 expect "$(on "$b" -c "SELECT count(*) FROM shard_0005.m")" = 100 "rows on the --to server"
-no_superuser_code "the offline move"
+no_superuser_code "the offline move" "$a" "$b"
 finish

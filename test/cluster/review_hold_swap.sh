@@ -18,7 +18,7 @@
 #      schema again, secret is the superuser's, and she cannot read it.
 . "$(dirname "$0")/lib.bash"
 move_servers 336 2 "${LOGICAL[@]}" || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=terse -d "$(conn "$p") user=mallory" "$@"; }
+mallory_verbosity=terse
 marker=$SHARDID_TMP/paused
 
 for p in $a $b; do

@@ -26,30 +26,17 @@ if [ "$version" -ge 160000 ]; then
 	echo "skipped: PostgreSQL $version applies a subscription's changes as the table's owner"
 	exit 77
 fi
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=terse -d "$(conn "$p") user=mallory" "$@"; }
+mallory_verbosity=terse
 marker=$SHARDID_TMP/paused
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.diff(float8, float8) RETURNS float8 IMMUTABLE LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.strike(); RETURN $1 - $2; END $$;
 CREATE TYPE mallory.rng AS RANGE (SUBTYPE = float8, SUBTYPE_DIFF = mallory.diff);
 CREATE TYPE mallory.comp AS (a integer);
 CREATE DOMAIN mallory.dom AS integer CHECK (mallory.strike());
-RESET ROLE;
 SQL
 done
 on "$a" >/dev/null <<'SQL' || exit 1
@@ -64,21 +51,6 @@ INSERT INTO shard_0005.r SELECT g, mallory.rng(g, g + 1) FROM generate_series(1,
 CREATE TABLE shard_0006.c (id bigint PRIMARY KEY, c mallory.comp);
 INSERT INTO shard_0006.c SELECT g, ROW(g)::mallory.comp FROM generate_series(1, 100) g;
 SQL
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
-no_superuser_code() {	# no_superuser_code WHAT
-	local p
-	for p in $a $b; do
-		expect "$(hits "$p")" = 0 "$1: her code ran as a superuser on server $p"
-		expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f \
-			"$1: mallory superuser on server $p"
-	done
-}
-reset_strikes() {	# on the old client, for the next attack
-	local p
-	for p in $a $b; do
-		on "$p" -c "ALTER ROLE mallory NOSUPERUSER" -c "SELECT setval('mallory.hits', 1, false)" >/dev/null
-	done
-}
 refused() {	# refused LOG TABLE TYPE-TEXT
 	grep -q "^shardid-move: error: table $2 of role mallory carries $3: the --to server runs PostgreSQL 15, whose subscriptions apply changes as a superuser, with no way to apply them as the table's owner$" \
 		"$1" || fail "the error names table $2"
@@ -91,8 +63,8 @@ echo "$out" >"$SHARDID_TMP/move1.log"
 echo "$out" | sed 's/^/  | /'
 expect "$status" = 1 "the online move of her table with her range type: exit status"
 refused "$SHARDID_TMP/move1.log" shard_0005.r "a range type in a column's type whose subtype difference function belongs to a role that is no superuser"
-no_superuser_code "the move of her range type"
-reset_strikes
+no_superuser_code "the move of her range type" "$a" "$b"
+mallory_reset "$a" "$b"	# on the old client, for the next attack
 
 # 2. her composite type, altered during the apply
 rm -f "$marker"
@@ -114,5 +86,5 @@ pid=""
 sed 's/^/  | /' "$SHARDID_TMP/move2.log"
 expect "$status" = 1 "the online move of her table with her composite type: exit status"
 refused "$SHARDID_TMP/move2.log" shard_0006.c "a composite type of a role that is no superuser in a column's type"
-no_superuser_code "the move of her composite type"
+no_superuser_code "the move of her composite type" "$a" "$b"
 finish

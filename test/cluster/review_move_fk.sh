@@ -16,41 +16,19 @@
 #   nothing changed, her code never ran as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 210 2 || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 -- her type and its cast, on both servers (pg_dump --schema dumps neither)
 CREATE TYPE mallory.e AS ENUM ('1', '2', '3');
 CREATE FUNCTION mallory.e2i(mallory.e) RETURNS bigint LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN PERFORM mallory.strike(); RETURN $1::text::bigint; END $$;
 CREATE CAST (mallory.e AS bigint) WITH FUNCTION mallory.e2i(mallory.e) AS IMPLICIT;
-RESET ROLE;
 SQL
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 10 mallory || exit 1
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE TABLE shard_0005.t_pk (id bigint PRIMARY KEY);
 INSERT INTO shard_0005.t_pk VALUES (1), (2), (3);
@@ -58,13 +36,9 @@ CREATE TABLE shard_0005.t_fk (id bigint PRIMARY KEY, r mallory.e REFERENCES shar
 INSERT INTO shard_0005.t_fk VALUES (1, '1'), (2, '2');
 SQL
 # test of the test: a superuser adding the key runs her cast
-before=$(hits "$a")
-on "$a" -c "BEGIN; ALTER TABLE shard_0005.t_fk DROP CONSTRAINT t_fk_r_fkey;
-	ALTER TABLE shard_0005.t_fk ADD FOREIGN KEY (r) REFERENCES shard_0005.t_pk (id); ROLLBACK" >/dev/null 2>&1
-expect "$(hits "$a")" != "$before" "a superuser adding the key runs mallory's cast (test of the test)"
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
-ha=$(hits "$a")
-hb=$(hits "$b")
+mallory_strikes "a superuser adding the key runs mallory's cast" "$a" -c "BEGIN; ALTER TABLE shard_0005.t_fk DROP CONSTRAINT t_fk_r_fkey;
+	ALTER TABLE shard_0005.t_fk ADD FOREIGN KEY (r) REFERENCES shard_0005.t_pk (id); ROLLBACK" || exit 1
+mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
@@ -77,10 +51,6 @@ for want in \
 done
 expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "schema on the target"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
-expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
-expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
-for p in $a $b; do
-	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
-done
+no_superuser_code "offline move of her key" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -19,34 +19,16 @@
 move_servers 270 2 || exit 1
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.f(integer) RETURNS boolean IMMUTABLE LANGUAGE sql AS 'SELECT mallory.strike()';
 CREATE TABLE mallory.lookup (id bigint PRIMARY KEY, v integer);
 INSERT INTO mallory.lookup VALUES (1, 1), (2, 2);
-RESET ROLE;
 SQL
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 
+events_shard "$a" 10 || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
 CREATE TABLE shard_0005.events_l (id bigint PRIMARY KEY, l bigint REFERENCES mallory.lookup (id));
 INSERT INTO shard_0005.events_l VALUES (1, 1), (2, 2);
 SQL
@@ -56,13 +38,9 @@ for p in $a $b; do
 		-c "CREATE INDEX lookup_v ON mallory.lookup (v) WHERE mallory.f(1)" || exit 1
 done
 # test of the test: a superuser adding the key runs her predicate
-before=$(hits "$a")
-on "$a" -c "BEGIN; ALTER TABLE shard_0005.events_l DROP CONSTRAINT events_l_l_fkey;
-	ALTER TABLE shard_0005.events_l ADD FOREIGN KEY (l) REFERENCES mallory.lookup (id); ROLLBACK" >/dev/null 2>&1
-expect "$(hits "$a")" != "$before" "a superuser adding the key runs her predicate (test of the test)"
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
-ha=$(hits "$a")
-hb=$(hits "$b")
+mallory_strikes "a superuser adding the key runs her predicate" "$a" -c "BEGIN; ALTER TABLE shard_0005.events_l DROP CONSTRAINT events_l_l_fkey;
+	ALTER TABLE shard_0005.events_l ADD FOREIGN KEY (l) REFERENCES mallory.lookup (id); ROLLBACK" || exit 1
+mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
@@ -71,10 +49,6 @@ expect "$status" = 1 "offline move of a key to her table: exit status"
 echo "$out" | grep -qxF -- "shardid-move: error: table shard_0005.events_l: foreign key events_l_l_fkey references table mallory.lookup of role mallory outside the schema, which pg_restore's check of the key plans as a superuser" \
 	|| fail "refusal names key, table and owner"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
-expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
-expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
-for p in $a $b; do
-	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
-done
+no_superuser_code "offline move of a key to her table" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

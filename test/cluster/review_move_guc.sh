@@ -19,24 +19,10 @@
 #   mallory's code never ran as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 190 2 || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 -- her operator, found before pg_catalog's where the search_path says so
 CREATE FUNCTION mallory.oideq(oid, oid) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.strike(); RETURN false; END $$;
@@ -49,29 +35,18 @@ CREATE TABLE mallory.q (n integer);
 CREATE FUNCTION mallory.q_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 CREATE CONSTRAINT TRIGGER q_noop AFTER INSERT ON mallory.q DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION mallory.q_noop();
-RESET ROLE;
 SQL
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 10 mallory || exit 1
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE TABLE shard_0005.t_leak (id bigint PRIMARY KEY, n integer CHECK (mallory.leak(n)));
 INSERT INTO shard_0005.t_leak SELECT g, g FROM generate_series(1, 10) g;
 SQL
 # test of the test: once the setting is made, the superuser's join runs her operator
-before=$(hits "$a")
-on "$a" -c "SELECT mallory.leak(1); SELECT count(*) FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid" >/dev/null
-expect "$(hits "$a")" != "$before" "a superuser's join after mallory.leak() runs her operator (test of the test)"
-on "$a" -c "ALTER ROLE mallory NOSUPERUSER" || exit 1
-ha=$(hits "$a")
-hb=$(hits "$b")
+mallory_strikes "a superuser's join after mallory.leak() runs her operator" "$a" \
+	-c "SELECT mallory.leak(1); SELECT count(*) FROM pg_class c JOIN pg_namespace n ON c.relnamespace = n.oid" || exit 1
+mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
@@ -80,10 +55,6 @@ expect "$status" = 1 "offline move with her deferrable trigger on the target: ex
 want='shardid-move: error: could not commit the rows of shard 5 on the --to server: deferrable constraint trigger q_noop on table mallory.q of role mallory, which the commit would run as a superuser'
 echo "$out" | grep -qxF -- "$want" || fail "her trigger seen by the check: wanted \"$want\""
 expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
-expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
-expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
-for p in $a $b; do
-	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
-done
+no_superuser_code "offline move with her search_path" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -14,12 +14,9 @@
 . "$(dirname "$0")/lib.bash"
 move_servers 370 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	# her payload here counts its runs as a superuser and nothing more
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.f(integer) RETURNS integer IMMUTABLE LANGUAGE plpgsql AS $$
 BEGIN
     IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
@@ -27,7 +24,6 @@ BEGIN
     END IF;
     RETURN $1;
 END $$;
-RESET ROLE;
 SQL
 done
 on "$a" >/dev/null <<'SQL' || exit 1
@@ -41,13 +37,11 @@ CREATE TABLE shard_0005.p (id bigint NOT NULL, a integer NOT NULL) PARTITION BY 
 CREATE TABLE shard_0005.p1 PARTITION OF shard_0005.p FOR VALUES FROM (0) TO (1000);
 INSERT INTO shard_0005.p SELECT g, g FROM generate_series(1, 20) g;
 SQL
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 # the payload is live: a superuser's session that routes a row runs f()
-before=$(hits "$a")
+before=$(mallory_hits "$a")
 on "$a" -c "BEGIN" -c "INSERT INTO shard_0005.p VALUES (100, 100)" -c "ROLLBACK" >/dev/null || fail "INSERT INTO shard_0005.p"
-expect "$(hits "$a")" != "$before" "a superuser's INSERT runs mallory's partition key (test of the test)"
-hits_a=$(hits "$a")
-hits_b=$(hits "$b")
+expect "$(mallory_hits "$a")" != "$before" "a superuser's INSERT runs mallory's partition key (test of the test)"
+mallory_mark "$a" "$b"
 
 refusal="shardid-move: error: table shard_0005.p of role mallory has an expression in its partition key, whose constant parts PostgreSQL evaluates as whoever uses the key (adding a partition, routing rows, pruning): pg_restore would run them as a superuser"
 for mode in offline online; do
@@ -57,6 +51,6 @@ for mode in offline online; do
 	expect "$?" = 1 "$mode move of a table with her partition key expression: exit status"
 	echo "$out" | grep -qxF "$refusal" || fail "$mode move: the refusal names the table and its owner: $out"
 	expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "$mode move: shard 5 still on the --from server"
-	expect "$(hits "$a") $(hits "$b")" = "$hits_a $hits_b" "$mode move: her partition key ran as a superuser"
+	no_superuser_code "$mode move: her partition key" "$a" "$b"
 done
 finish

@@ -17,47 +17,27 @@
 #   mallory's code never runs as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 230 2 || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-        RETURN true;
-    END IF;
-    RETURN false;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 -- as a superuser: strikes, and says values that do not conflict
 CREATE FUNCTION mallory.ix(integer) RETURNS integer IMMUTABLE LANGUAGE plpgsql AS $$
 BEGIN
-    IF mallory.strike() THEN RETURN pg_catalog.nextval('mallory.hits')::integer; END IF;
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
+        PERFORM mallory.strike();
+        RETURN pg_catalog.nextval('mallory.hits')::integer;
+    END IF;
     RETURN $1;
 END $$;
 CREATE TABLE mallory.q (n integer, EXCLUDE USING btree ((mallory.ix(n)) WITH OPERATOR(pg_catalog.=))
     DEFERRABLE INITIALLY DEFERRED);
 CREATE FUNCTION mallory.queue(integer) RETURNS boolean LANGUAGE sql AS
     'INSERT INTO mallory.q VALUES (1), (1); SELECT true';
-RESET ROLE;
 SQL
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
-SQL
+events_shard "$a" 10 mallory || exit 1
 # on the source, her function queues nothing (there her own COMMIT would
 # run the recheck as herself, find the conflict and fail her INSERT)
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
@@ -66,12 +46,9 @@ CREATE TABLE shard_0005.t_aaa (id bigint PRIMARY KEY, n integer CHECK (mallory.q
 INSERT INTO shard_0005.t_aaa VALUES (1, 1);
 SQL
 # test of the test: a superuser's transaction that queues the recheck runs her code
-before=$(hits "$b")
-on "$b" -c "INSERT INTO mallory.q VALUES (7), (7)" >/dev/null 2>&1
-expect "$(hits "$b")" != "$before" "the COMMIT of a superuser's conflicting INSERT runs mallory.ix() (test of the test)"
-on "$b" -c "ALTER ROLE mallory NOSUPERUSER; TRUNCATE mallory.q" || exit 1
-ha=$(hits "$a")
-hb=$(hits "$b")
+mallory_strikes "the COMMIT of a superuser's conflicting INSERT runs mallory.ix()" "$b" -c "INSERT INTO mallory.q VALUES (7), (7)" || exit 1
+on "$b" -c "TRUNCATE mallory.q" || exit 1
+mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
@@ -81,10 +58,6 @@ want='shardid-move: error: could not commit the rows of shard 5 on the --to serv
 echo "$out" | grep -qxF -- "$want" || fail "deferred recheck: wanted \"$want\""
 expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
 expect "$(on "$b" -c "SELECT count(*) FROM mallory.q")" = 0 "rows her code wrote on the target, committed"
-expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
-expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
-for p in $a $b; do
-	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
-done
+no_superuser_code "offline move with her deferred recheck" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -15,24 +15,10 @@
 #   written, fails and is undone; her code never runs as a superuser.
 . "$(dirname "$0")/lib.bash"
 move_servers 290 2 || exit 1
-as_mallory() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p") user=mallory" "$@"; }
 
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE ROLE mallory LOGIN;
-CREATE SCHEMA mallory AUTHORIZATION mallory;
-SET ROLE mallory;
-CREATE SEQUENCE mallory.hits;
-CREATE FUNCTION mallory.strike() RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) current_user) THEN
-        PERFORM pg_catalog.nextval('mallory.hits');
-        RAISE WARNING 'mallory.strike() as superuser %: %', current_user, pg_catalog.current_query();
-        BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END;
-    END IF;
-    RETURN true;
-END $$;
+	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
+	as_mallory "$p" >/dev/null <<'SQL' || exit 1
 CREATE FUNCTION mallory.trg() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN PERFORM mallory.strike(); RETURN NEW; END $$;
 -- on the target (where events was restored by the superuser), once
@@ -46,26 +32,18 @@ BEGIN
     END IF;
     RETURN true;
 END $$;
-RESET ROLE;
 SQL
 done
-hits() { on "$1" -c "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM mallory.hits"; }
 
-on "$a" >/dev/null <<'SQL' || exit 1
-CREATE SCHEMA app_template;
-CREATE TABLE app_template.events (id bigint PRIMARY KEY, n int NOT NULL);
-SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
-INSERT INTO shard_0005.events (n) SELECT g FROM generate_series(1, 10) g;
-ALTER SCHEMA shard_0005 OWNER TO mallory;
-SQL
+events_shard "$a" 10 || exit 1
+on "$a" -c "ALTER SCHEMA shard_0005 OWNER TO mallory" || exit 1
 as_mallory "$a" >/dev/null <<'SQL' || exit 1
 CREATE OR REPLACE FUNCTION mallory.swap(integer) RETURNS boolean LANGUAGE sql AS 'SELECT true';
 CREATE TABLE shard_0005.a_first (id bigint PRIMARY KEY, n integer CHECK (mallory.swap(n)));
 INSERT INTO shard_0005.a_first VALUES (1, 1);
 SQL
 expect "$(on "$a" -c "SELECT r.rolsuper FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE c.oid = 'shard_0005.events'::regclass")" = t "events is a superuser's table on the source"
-ha=$(hits "$a")
-hb=$(hits "$b")
+mallory_mark "$a" "$b"
 
 out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --yes 2>&1)
 status=$?
@@ -75,10 +53,6 @@ want='shardid-move: error: could not write the rows of table "shard_0005"."event
 echo "$out" | grep -qxF -- "$want" || fail "swap seen: wanted \"$want\""
 expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "target schema left by the failed move"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 still on the source"
-expect "$(hits "$a")" = "$ha" "mallory's code ran as a superuser on the --from server"
-expect "$(hits "$b")" = "$hb" "mallory's code ran as a superuser on the --to server"
-for p in $a $b; do
-	expect "$(on "$p" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")" = f "mallory superuser on server $p"
-done
+no_superuser_code "offline move with her swap" "$a" "$b"
 grep -h 'mallory.strike() as superuser' "$SHARDID_TMP"/s0.log "$SHARDID_TMP"/s1.log | sed 's/^/  log: /'
 finish

@@ -37,11 +37,8 @@ attacker_runs() {	# attacker_runs ROLE: how often its payloads ran
 }
 
 attacker_check() {	# attacker_check ROLE WHAT
-	local su runs
-	su=$(q -d postgres -c "SELECT rolsuper FROM pg_roles WHERE rolname = '$1'")
-	runs=$(attacker_runs "$1")
-	expect "$su" = f "$2: $1 is no superuser"
-	expect "$runs" = 0 "$2: payloads of $1 that ran"
+	not_superuser "$1" "$2: $1 is no superuser" -d postgres
+	expect "$(attacker_runs "$1")" = 0 "$2: payloads of $1 that ran"
 }
 
 # strict_server NAME PORT: start a server of the script's own in strict mode

@@ -54,8 +54,7 @@ q >/dev/null 2>&1 <<'SQL'
 SELECT substring(fix FROM 'To align it with the template: (.*) \(a DROP removes') FROM shardid.doctor(scan_rows => false)
 WHERE problem = 'table differs from its template' AND object = 'rv_0041.items' \gexec
 SQL
-su=$(q -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")
-expect "$su" = f "mallory after a superuser ran the doctor's fix of her table"
+not_superuser mallory "mallory after a superuser ran the doctor's fix of her table"
 
 q -c "DROP SCHEMA rv_0041, rv_template CASCADE" -c "SELECT shardid.unregister_shard(41)" \
 	-c "DROP SCHEMA mallory CASCADE" -c "ALTER ROLE mallory NOSUPERUSER" >/dev/null
