@@ -83,6 +83,26 @@ RESET ROLE;
 GRANT INSERT, DELETE ON shardid.shard_registry TO conv_owner;
 SELECT shardid.id_is_legacy(50000);
 REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_owner;
+-- ... which a superuser does, after checking the boundary, as the WARNING's
+-- HINT says
+UPDATE shardid.legacy_ids SET trusted = true WHERE tab = 'conv.theirs'::regclass;
+SELECT shardid.id_is_legacy(50000);
+UPDATE shardid.legacy_ids SET trusted = false WHERE tab = 'conv.theirs'::regclass;
+-- the WARNING follows who converts, as the boundary's trust does: a member
+-- of the owner who may register shards converts her table without one
+CREATE ROLE conv_member IN ROLE conv_owner;
+GRANT INSERT, DELETE ON shardid.shard_registry TO conv_member;
+SET ROLE conv_owner;
+CREATE TABLE conv.theirs2 (id bigserial PRIMARY KEY);
+INSERT INTO conv.theirs2 VALUES (7);
+SET ROLE conv_member;
+SELECT legacy_below FROM shardid.convert_table('conv.theirs2', 42);
+RESET ROLE;
+SELECT converted_by, trusted FROM shardid.legacy_ids WHERE tab = 'conv.theirs2'::regclass;
+REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_member;
+DROP ROLE conv_member;
+-- refused: a table that does not exist (an OID)
+SELECT legacy_below FROM shardid.convert_table(4294967295::oid::regclass, 42);
 -- refused: ids that reach the ids of now
 CREATE TABLE conv.far (id bigint PRIMARY KEY);
 INSERT INTO conv.far VALUES (shardid.min_id(now() + interval '1 day'));
