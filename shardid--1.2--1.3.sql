@@ -1242,14 +1242,20 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    -- inserts in flight finish first, those that come wait for the new DEFAULT
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tab);
-
-    SELECT c.relname, c.relkind, c.relpersistence, c.relispartition, c.relowner,
-           EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = c.oid) AS has_children,
-           n.nspname
-    INTO rel
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+    -- inserts in flight finish first, those that come wait for the new DEFAULT;
+    -- the table alone (ONLY), and only a plain table: LOCK TABLE would lock
+    -- every partition or child of one that is refused anyway, waiting for
+    -- each while the queries of all of them waited behind it, and would
+    -- refuse a sequence, an index or a view with an error of its own
+    FOR pass IN 1..2 LOOP
+        SELECT c.relname, c.relkind, c.relpersistence, c.relispartition, c.relowner,
+               EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = c.oid) AS has_children,
+               n.nspname
+        INTO rel
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+        EXIT WHEN pass = 2 OR rel.relkind <> 'r' OR rel.relispartition OR rel.has_children;
+        EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tab);
+    END LOOP;
     IF rel.relkind <> 'r' OR rel.relispartition OR rel.has_children THEN
         RAISE EXCEPTION 'table % cannot be converted', tab
             USING ERRCODE = 'wrong_object_type',
