@@ -1333,15 +1333,19 @@ BEGIN
     IF is_strict THEN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)', tab, id_column, shard);
     ELSE
-        IF seq IS NULL OR NOT EXISTS (SELECT FROM pg_class s WHERE s.oid = seq AND s.relowner = me.oid) THEN
+        -- the table's owner's sequence (a member of hers may be converting)
+        IF seq IS NULL OR NOT EXISTS (SELECT FROM pg_class s WHERE s.oid = seq AND s.relowner = rel.relowner) THEN
             LOOP
                 seq_name := left(rel.relname || '_' || id_column, 50) || CASE WHEN i > 0 THEN '_' || i ELSE '' END || '_seq';
                 EXIT WHEN to_regclass(format('%I.%I', rel.nspname, seq_name)) IS NULL;
                 i := i + 1;
             END LOOP;
-            EXECUTE format('CREATE SEQUENCE %I.%I AS bigint CACHE 1 OWNED BY %s.%I',
-                           rel.nspname, seq_name, tab, id_column);
+            EXECUTE format('CREATE SEQUENCE %I.%I AS bigint CACHE 1', rel.nspname, seq_name);
             seq := format('%I.%I', rel.nspname, seq_name)::regclass;
+            IF rel.relowner <> me.oid THEN
+                EXECUTE format('ALTER SEQUENCE %s OWNER TO %I', seq, pg_get_userbyid(rel.relowner));
+            END IF;
+            EXECUTE format('ALTER SEQUENCE %s OWNED BY %s.%I', seq, tab, id_column);
         ELSE
             -- ids need CACHE 1 (doctor()) and a sequence that does not run out
             IF EXISTS (SELECT FROM pg_sequence s WHERE s.seqrelid = seq

@@ -95,10 +95,18 @@ GRANT INSERT, DELETE ON shardid.shard_registry TO conv_member;
 SET ROLE conv_owner;
 CREATE TABLE conv.theirs2 (id bigserial PRIMARY KEY);
 INSERT INTO conv.theirs2 VALUES (7);
+-- (in session mode the DEFAULT takes her sequence, or a new one of hers:
+-- the member's failed, "sequence must have same owner as table")
+CREATE TABLE conv.theirs3 (id bigint PRIMARY KEY);
+INSERT INTO conv.theirs3 VALUES (9);
 SET ROLE conv_member;
 SELECT legacy_below FROM shardid.convert_table('conv.theirs2', 42);
+SELECT legacy_below FROM shardid.convert_table('conv.theirs3', 42);
 RESET ROLE;
-SELECT converted_by, trusted FROM shardid.legacy_ids WHERE tab = 'conv.theirs2'::regclass;
+SELECT tab, converted_by, trusted FROM shardid.legacy_ids WHERE tab::text LIKE 'conv.theirs_' ORDER BY 1;
+SELECT c.relname, pg_get_userbyid(c.relowner) FROM pg_class c
+WHERE c.relkind = 'S' AND c.relnamespace = 'conv'::regnamespace AND c.relname LIKE 'theirs%'
+  AND c.relowner <> 'conv_owner'::regrole;
 REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_member;
 DROP ROLE conv_member;
 -- refused: a table that does not exist (an OID)
