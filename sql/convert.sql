@@ -54,9 +54,18 @@ SELECT tab, id_column, shard, legacy_below, converted_by FROM shardid.legacy_ids
 -- the doctor does not take legacy ids for rows of another shard
 SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
 SELECT shardid.rows_of_other_shards('conv.users', 'id', 42);
+-- nor after the column is renamed (the boundary is the table's)
+ALTER TABLE conv.users RENAME COLUMN id TO user_id;
+SELECT shardid.rows_of_other_shards('conv.users', 'user_id', 42);
+SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
+ALTER TABLE conv.users RENAME COLUMN user_id TO id;
 
 -- refused: again
 SELECT legacy_below FROM shardid.convert_table('conv.orders', 42);
+-- and by its building block, on another column
+ALTER TABLE conv.orders ADD COLUMN ref bigint;
+SELECT shardid.record_legacy_ids('conv.orders', 'ref', 42, 0);
+ALTER TABLE conv.orders DROP COLUMN ref;
 -- refused: a column that already makes shardid ids
 CREATE TABLE conv.by_hand (id bigint PRIMARY KEY DEFAULT shardid.next_id(42, 1));
 SELECT legacy_below FROM shardid.convert_table('conv.by_hand', 42);

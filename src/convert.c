@@ -80,28 +80,28 @@ legacy_ids_relid(void)
 }
 
 /*
- * The boundary recorded for column of table relid: every id below it is a
- * legacy id.  False when the table was not converted (or 1.3's SQL is not
- * installed).  Reads shardid.legacy_ids, a table of shardid's own, as the
- * caller (PUBLIC may read it).
+ * The boundary recorded for table relid: every id below it is a legacy id.
+ * False when the table was not converted (or 1.3's SQL is not installed).
+ * By the table alone (its primary key): a table is converted once, and its
+ * column may have been renamed since (the doctor took every legacy id for
+ * another shard's then).  Reads shardid.legacy_ids, a table of shardid's
+ * own, as the caller (PUBLIC may read it).
  */
 bool
-shardid_legacy_below(Oid relid, const char *column, int64 *below)
+shardid_legacy_below(Oid relid, int64 *below)
 {
-	Oid			argtypes[2] = {OIDOID, TEXTOID};
-	Datum		args[2];
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
 	bool		found = false;
 
 	if (!OidIsValid(legacy_ids_relid()))
 		return false;
 	args[0] = ObjectIdGetDatum(relid);
-	args[1] = CStringGetTextDatum(column);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT l.legacy_below FROM shardid.legacy_ids l "
-							  "WHERE l.tab::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
-							  "AND l.id_column::pg_catalog.text OPERATOR(pg_catalog.=) $2",
-							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+							  "WHERE l.tab::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "reading shardid.legacy_ids failed");
 	if (SPI_processed == 1)
 	{
@@ -302,7 +302,7 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 						column, relname)));
 	atttypid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
 	if ((atttypid == INT2OID || atttypid == INT4OID) &&
-		!shardid_legacy_below(relid, column, &below))
+		!shardid_legacy_below(relid, &below))
 	{
 		relation_close(rel, NoLock);
 		widen_as_owner(relid, column);
@@ -318,7 +318,7 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is not of type bigint, integer or smallint",
 						column, relname)));
-	if (shardid_legacy_below(relid, column, &below))
+	if (shardid_legacy_below(relid, &below))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" is already converted to shardid ids", relname),
