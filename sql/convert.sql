@@ -134,6 +134,18 @@ CREATE TABLE conv.texty (id text);
 SELECT legacy_below FROM shardid.convert_table('conv.texty', 42);
 CREATE TABLE conv.parted (id bigserial) PARTITION BY RANGE (id);
 SELECT legacy_below FROM shardid.convert_table('conv.parted', 42);
+-- refused: a column of a domain over bigint
+CREATE DOMAIN conv.did AS bigint CHECK (VALUE > 0);
+CREATE TABLE conv.domained (id conv.did PRIMARY KEY);
+SELECT legacy_below FROM shardid.convert_table('conv.domained', 42);
+-- refused, before any lock: a role that may only connect
+SELECT 'conv.orders'::regclass::oid AS orders_oid \gset
+CREATE ROLE conv_nobody;
+SET ROLE conv_nobody;
+SELECT legacy_below FROM shardid.convert_table(:orders_oid::oid::regclass, 42);
+SELECT shardid.record_legacy_ids(:orders_oid::oid::regclass, 'id', 42, 0);
+RESET ROLE;
+DROP ROLE conv_nobody;
 
 -- refused: a planted id near the ids shardid made (an INSERT-only role's
 -- row): a boundary above it would make those ids pass for legacy ones
