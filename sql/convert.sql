@@ -54,9 +54,18 @@ SELECT tab, id_column, shard, legacy_below, converted_by FROM shardid.legacy_ids
 -- the doctor does not take legacy ids for rows of another shard
 SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
 SELECT shardid.rows_of_other_shards('conv.users', 'id', 42);
+-- nor after the column is renamed (the boundary is the table's)
+ALTER TABLE conv.users RENAME COLUMN id TO user_id;
+SELECT shardid.rows_of_other_shards('conv.users', 'user_id', 42);
+SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
+ALTER TABLE conv.users RENAME COLUMN user_id TO id;
 
 -- refused: again
 SELECT legacy_below FROM shardid.convert_table('conv.orders', 42);
+-- and by its building block, on another column
+ALTER TABLE conv.orders ADD COLUMN ref bigint;
+SELECT shardid.record_legacy_ids('conv.orders', 'ref', 42, 0);
+ALTER TABLE conv.orders DROP COLUMN ref;
 -- refused: a column that already makes shardid ids
 CREATE TABLE conv.by_hand (id bigint PRIMARY KEY DEFAULT shardid.next_id(42, 1));
 SELECT legacy_below FROM shardid.convert_table('conv.by_hand', 42);
@@ -83,6 +92,34 @@ RESET ROLE;
 GRANT INSERT, DELETE ON shardid.shard_registry TO conv_owner;
 SELECT shardid.id_is_legacy(50000);
 REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_owner;
+-- ... which a superuser does, after checking the boundary, as the WARNING's
+-- HINT says
+UPDATE shardid.legacy_ids SET trusted = true WHERE tab = 'conv.theirs'::regclass;
+SELECT shardid.id_is_legacy(50000);
+UPDATE shardid.legacy_ids SET trusted = false WHERE tab = 'conv.theirs'::regclass;
+-- the WARNING follows who converts, as the boundary's trust does: a member
+-- of the owner who may register shards converts her table without one
+CREATE ROLE conv_member IN ROLE conv_owner;
+GRANT INSERT, DELETE ON shardid.shard_registry TO conv_member;
+SET ROLE conv_owner;
+CREATE TABLE conv.theirs2 (id bigserial PRIMARY KEY);
+INSERT INTO conv.theirs2 VALUES (7);
+-- (in session mode the DEFAULT takes her sequence, or a new one of hers:
+-- the member's failed, "sequence must have same owner as table")
+CREATE TABLE conv.theirs3 (id bigint PRIMARY KEY);
+INSERT INTO conv.theirs3 VALUES (9);
+SET ROLE conv_member;
+SELECT legacy_below FROM shardid.convert_table('conv.theirs2', 42);
+SELECT legacy_below FROM shardid.convert_table('conv.theirs3', 42);
+RESET ROLE;
+SELECT tab, converted_by, trusted FROM shardid.legacy_ids WHERE tab::text LIKE 'conv.theirs_' ORDER BY 1;
+SELECT c.relname, pg_get_userbyid(c.relowner) FROM pg_class c
+WHERE c.relkind = 'S' AND c.relnamespace = 'conv'::regnamespace AND c.relname LIKE 'theirs%'
+  AND c.relowner <> 'conv_owner'::regrole;
+REVOKE INSERT, DELETE ON shardid.shard_registry FROM conv_member;
+DROP ROLE conv_member;
+-- refused: a table that does not exist (an OID)
+SELECT legacy_below FROM shardid.convert_table(4294967295::oid::regclass, 42);
 -- refused: ids that reach the ids of now
 CREATE TABLE conv.far (id bigint PRIMARY KEY);
 INSERT INTO conv.far VALUES (shardid.min_id(now() + interval '1 day'));
@@ -97,6 +134,18 @@ CREATE TABLE conv.texty (id text);
 SELECT legacy_below FROM shardid.convert_table('conv.texty', 42);
 CREATE TABLE conv.parted (id bigserial) PARTITION BY RANGE (id);
 SELECT legacy_below FROM shardid.convert_table('conv.parted', 42);
+-- refused: a column of a domain over bigint
+CREATE DOMAIN conv.did AS bigint CHECK (VALUE > 0);
+CREATE TABLE conv.domained (id conv.did PRIMARY KEY);
+SELECT legacy_below FROM shardid.convert_table('conv.domained', 42);
+-- refused, before any lock: a role that may only connect
+SELECT 'conv.orders'::regclass::oid AS orders_oid \gset
+CREATE ROLE conv_nobody;
+SET ROLE conv_nobody;
+SELECT legacy_below FROM shardid.convert_table(:orders_oid::oid::regclass, 42);
+SELECT shardid.record_legacy_ids(:orders_oid::oid::regclass, 'id', 42, 0);
+RESET ROLE;
+DROP ROLE conv_nobody;
 
 -- refused: a planted id near the ids shardid made (an INSERT-only role's
 -- row): a boundary above it would make those ids pass for legacy ones

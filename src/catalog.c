@@ -289,7 +289,7 @@ shardid_rows_of_other_shards(PG_FUNCTION_ARGS)
 				 errmsg("row-level security applies to table \"%s\" for role \"%s\"",
 						RelationGetRelationName(rel), GetUserNameFromId(GetUserId(), false))));
 
-	if (!shardid_legacy_below(relid, column, &legacy_below))
+	if (!shardid_legacy_below(relid, &legacy_below))
 		legacy_below = PG_INT64_MIN;
 
 	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);

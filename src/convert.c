@@ -17,7 +17,9 @@
  * the boundary itself, from a plain scan of the column (no query, no plan,
  * no code of the table's owner) and the sequence's last value, before it
  * writes the row as the owner of shardid.legacy_ids.  Whoever calls it
- * directly can record no more than convert_table() would.
+ * directly can record no more than convert_table() would.  It also widens
+ * an integer or smallint column, the one step that runs the owner's code
+ * (CHECKs, index expressions): as the owner, security-restricted.
  *
  * src/convert.c
  *
@@ -40,7 +42,9 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -76,28 +80,28 @@ legacy_ids_relid(void)
 }
 
 /*
- * The boundary recorded for column of table relid: every id below it is a
- * legacy id.  False when the table was not converted (or 1.3's SQL is not
- * installed).  Reads shardid.legacy_ids, a table of shardid's own, as the
- * caller (PUBLIC may read it).
+ * The boundary recorded for table relid: every id below it is a legacy id.
+ * False when the table was not converted (or 1.3's SQL is not installed).
+ * By the table alone (its primary key): a table is converted once, and its
+ * column may have been renamed since (the doctor took every legacy id for
+ * another shard's then).  Reads shardid.legacy_ids, a table of shardid's
+ * own, as the caller (PUBLIC may read it).
  */
 bool
-shardid_legacy_below(Oid relid, const char *column, int64 *below)
+shardid_legacy_below(Oid relid, int64 *below)
 {
-	Oid			argtypes[2] = {OIDOID, TEXTOID};
-	Datum		args[2];
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
 	bool		found = false;
 
 	if (!OidIsValid(legacy_ids_relid()))
 		return false;
 	args[0] = ObjectIdGetDatum(relid);
-	args[1] = CStringGetTextDatum(column);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT l.legacy_below FROM shardid.legacy_ids l "
-							  "WHERE l.tab::pg_catalog.oid OPERATOR(pg_catalog.=) $1 "
-							  "AND l.id_column::pg_catalog.text OPERATOR(pg_catalog.=) $2",
-							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+							  "WHERE l.tab::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "reading shardid.legacy_ids failed");
 	if (SPI_processed == 1)
 	{
@@ -179,6 +183,46 @@ column_max(Relation rel, AttrNumber attnum, int64 *max)
 }
 
 /*
+ * Widen column of table relid (locked ACCESS EXCLUSIVE) to bigint, as the
+ * table's owner in a security-restricted operation, as REINDEX and REFRESH
+ * MATERIALIZED VIEW run an owner's code.  The rewrite evaluates the owner's
+ * CHECK constraints and index expressions: under SET ROLE (or SET SESSION
+ * AUTHORIZATION) of a superuser's session, such code could otherwise RESET
+ * ROLE and go on as the superuser.  Settings her code changes end with the
+ * widening.
+ */
+static void
+widen_as_owner(Oid relid, const char *column)
+{
+	StringInfoData sql;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			nest_level;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "ALTER TABLE %s ALTER COLUMN %s TYPE pg_catalog.int8",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)),
+					 quote_identifier(column));
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(relation_owner(relid),
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	nest_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "widening column \"%s\" failed", column);
+	SPI_finish();
+	AtEOXact_GUC(false, nest_level);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	pfree(sql.data);
+}
+
+/*
  * record_legacy_ids(tab regclass, id_column name, shard integer,
  *					 sequence_last bigint) RETURNS bigint
  *
@@ -202,6 +246,7 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 	Oid			legacy_relid = legacy_ids_relid();
 	Relation	rel;
 	AttrNumber	attnum;
+	Oid			atttypid;
 	int64		below;
 	int64		largest = 0;
 	int64		column_largest;
@@ -255,12 +300,25 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("column \"%s\" of table \"%s\" does not exist",
 						column, relname)));
-	if (TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid != INT8OID)
+	atttypid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+	if ((atttypid == INT2OID || atttypid == INT4OID) &&
+		!shardid_legacy_below(relid, &below))
+	{
+		relation_close(rel, NoLock);
+		widen_as_owner(relid, column);
+		/* the lock is held throughout */
+		rel = relation_open(relid, NoLock);
+		relname = RelationGetRelationName(rel);
+		attnum = get_attnum(relid, column);
+		atttypid = attnum > 0 ?
+			TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid : InvalidOid;
+	}
+	if (atttypid != INT8OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of table \"%s\" is not of type bigint",
+				 errmsg("column \"%s\" of table \"%s\" is not of type bigint, integer or smallint",
 						column, relname)));
-	if (shardid_legacy_below(relid, column, &below))
+	if (shardid_legacy_below(relid, &below))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" is already converted to shardid ids", relname),

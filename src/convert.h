@@ -10,6 +10,6 @@
 #ifndef SHARDID_CONVERT_H
 #define SHARDID_CONVERT_H
 
-extern bool shardid_legacy_below(Oid relid, const char *column, int64 *below);
+extern bool shardid_legacy_below(Oid relid, int64 *below);
 
 #endif							/* SHARDID_CONVERT_H */

@@ -1575,7 +1575,7 @@ AS 'MODULE_PATHNAME', 'shardid_record_legacy_ids'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION record_legacy_ids(regclass, name, integer, bigint) IS
-'convert_table()''s building block: record that the ids of a table of the caller below one more than its largest id (or its sequence''s last value) are legacy ids; returns that boundary';
+'convert_table()''s building block: widen a smallint or integer column of a table of the caller to bigint (as its owner, security-restricted) and record that its ids below one more than its largest id (or its sequence''s last value) are legacy ids; returns that boundary';
 
 -- Whether an id was made before a table was converted: below the boundary
 -- of a converted table whose converter may register shards (as a set_id()
@@ -1635,7 +1635,9 @@ COMMENT ON FUNCTION id_schema(bigint) IS
 --    nextval(seq)) with the column's sequence (CACHE 1, AS bigint) or a new
 --    one (an identity's sequence goes with the identity);
 --  * integer and smallint columns are widened to bigint: the table is
---    rewritten, with a WARNING.
+--    rewritten, with a WARNING, by record_legacy_ids() as the owner in a
+--    security-restricted operation (under a superuser's SET ROLE, a CHECK
+--    of the owner's evaluated by the rewrite could RESET ROLE otherwise).
 CREATE FUNCTION convert_table(tab regclass, shard integer, id_column name DEFAULT 'id',
                               OUT legacy_below bigint, OUT id_default text)
 RETURNS record
@@ -1657,6 +1659,10 @@ BEGIN
     END IF;
     SELECT * INTO me FROM pg_roles r WHERE r.rolname = current_user;
     SELECT c.relowner INTO rel FROM pg_class c WHERE c.oid = tab;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table with OID % does not exist', tab::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     IF NOT (rel.relowner = me.oid OR (NOT me.rolsuper AND pg_has_role(rel.relowner, 'USAGE'))) THEN
         IF me.rolsuper THEN
             RAISE EXCEPTION 'table % belongs to role %, not to the superuser %', tab,
@@ -1669,14 +1675,20 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    -- inserts in flight finish first, those that come wait for the new DEFAULT
-    EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tab);
-
-    SELECT c.relname, c.relkind, c.relpersistence, c.relispartition, c.relowner,
-           EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = c.oid) AS has_children,
-           n.nspname
-    INTO rel
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+    -- inserts in flight finish first, those that come wait for the new DEFAULT;
+    -- the table alone (ONLY), and only a plain table: LOCK TABLE would lock
+    -- every partition or child of one that is refused anyway, waiting for
+    -- each while the queries of all of them waited behind it, and would
+    -- refuse a sequence, an index or a view with an error of its own
+    FOR pass IN 1..2 LOOP
+        SELECT c.relname, c.relkind, c.relpersistence, c.relispartition, c.relowner,
+               EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = c.oid) AS has_children,
+               n.nspname
+        INTO rel
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = tab;
+        EXIT WHEN pass = 2 OR rel.relkind <> 'r' OR rel.relispartition OR rel.has_children;
+        EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tab);
+    END LOOP;
     IF rel.relkind <> 'r' OR rel.relispartition OR rel.has_children THEN
         RAISE EXCEPTION 'table % cannot be converted', tab
             USING ERRCODE = 'wrong_object_type',
@@ -1741,10 +1753,10 @@ BEGIN
         seq := NULL;
     END IF;
     IF col.type <> 'bigint'::regtype THEN
+        -- record_legacy_ids() widens it, as the owner in a security-restricted operation
         RAISE WARNING 'column "%" of table % is widened from % to bigint', id_column, tab, col.type
             USING DETAIL = 'The table and its indexes are rewritten under an ACCESS EXCLUSIVE lock: every read and write of it waits until this transaction ends.',
                   HINT = 'Columns of other tables that reference it keep their type: widen them too before they receive new ids.';
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', tab, id_column);
     END IF;
 
     legacy_below := shardid.record_legacy_ids(tab, id_column, shard,
@@ -1754,15 +1766,19 @@ BEGIN
     IF is_strict THEN
         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)', tab, id_column, shard);
     ELSE
-        IF seq IS NULL OR NOT EXISTS (SELECT FROM pg_class s WHERE s.oid = seq AND s.relowner = me.oid) THEN
+        -- the table's owner's sequence (a member of hers may be converting)
+        IF seq IS NULL OR NOT EXISTS (SELECT FROM pg_class s WHERE s.oid = seq AND s.relowner = rel.relowner) THEN
             LOOP
                 seq_name := left(rel.relname || '_' || id_column, 50) || CASE WHEN i > 0 THEN '_' || i ELSE '' END || '_seq';
                 EXIT WHEN to_regclass(format('%I.%I', rel.nspname, seq_name)) IS NULL;
                 i := i + 1;
             END LOOP;
-            EXECUTE format('CREATE SEQUENCE %I.%I AS bigint CACHE 1 OWNED BY %s.%I',
-                           rel.nspname, seq_name, tab, id_column);
+            EXECUTE format('CREATE SEQUENCE %I.%I AS bigint CACHE 1', rel.nspname, seq_name);
             seq := format('%I.%I', rel.nspname, seq_name)::regclass;
+            IF rel.relowner <> me.oid THEN
+                EXECUTE format('ALTER SEQUENCE %s OWNER TO %I', seq, pg_get_userbyid(rel.relowner));
+            END IF;
+            EXECUTE format('ALTER SEQUENCE %s OWNED BY %s.%I', seq, tab, id_column);
         ELSE
             -- ids need CACHE 1 (doctor()) and a sequence that does not run out
             IF EXISTS (SELECT FROM pg_sequence s WHERE s.seqrelid = seq
@@ -1774,11 +1790,12 @@ BEGIN
                        tab, id_column, shard, seq::text);
     END IF;
 
-    IF NOT has_table_privilege(rel.relowner, 'shardid.shard_registry'::regclass, 'INSERT') THEN
-        RAISE WARNING 'table % belongs to role %, which may not register shards', tab,
-                      quote_ident(pg_get_userbyid(rel.relowner)::text)
-            USING DETAIL = 'Routing (shardid.id_schema(), shardid.id_is_legacy()) counts the legacy ids of tables converted by roles that may register shards only: until then the old ids route by the shard their bits name.',
-                  HINT = format('A superuser can run: GRANT INSERT, DELETE ON shardid.shard_registry TO %I;', pg_get_userbyid(rel.relowner));
+    -- whether the boundary counts was decided by record_legacy_ids(), by who converts
+    IF NOT (SELECT l.trusted FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab) THEN
+        RAISE WARNING 'table % was converted by role %, which may not register shards', tab,
+                      quote_ident(current_user::text)
+            USING DETAIL = 'Routing (shardid.id_schema(), shardid.id_is_legacy()) counts the legacy ids of tables converted by roles that may register shards only: the old ids of this table route by the shard their bits name, also after a later grant.',
+                  HINT = format('A superuser who checked its boundary makes it count: UPDATE shardid.legacy_ids SET trusted = true WHERE tab = %L::regclass;', tab::text);
     END IF;
     IF shardid.shard_schema(shard) IS DISTINCT FROM rel.nspname THEN
         RAISE NOTICE 'shard % is not registered to schema "%"', shard, rel.nspname
