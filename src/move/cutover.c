@@ -301,12 +301,57 @@ wait_clock(Server *s, const char *what_then)
 	free(newest);
 }
 
+/*
+ * The legacy boundaries of the shard's converted tables (convert_table()),
+ * rows of shardid.legacy_ids on the --from server, which the copy of the
+ * schema does not carry: as JSON for the cutover to record on the --to
+ * server, NULL when there are none (or the --from server's shardid keeps
+ * none, before 1.3).  Without them, the old ids of a moved table would
+ * route and decode as ids of whatever shard their bits name.
+ */
+static char *
+legacy_rows(void)
+{
+	char	   *rows = NULL;
+
+	need(&M.from);
+	if (!get_value(&M.from, &rows,
+				   "SELECT (pg_catalog.to_regclass('shardid.legacy_ids') IS NOT NULL)::text", 0))
+		fail("could not query the --from server: %s", db_error());
+	if (!is(rows, "true"))
+	{
+		free(rows);
+		return NULL;
+	}
+	free(rows);
+	rows = NULL;
+	if (!get_value(&M.from, &rows,
+				   "SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
+				   "'relname', c.relname, 'id_column', l.id_column, 'shard', l.shard, "
+				   "'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
+				   "'converted_by', l.converted_by, 'trusted', l.trusted))::text "
+				   "FROM shardid.legacy_ids l "
+				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name",
+				   1, M.schema))
+		fail("could not read the legacy boundaries of schema \"%s\" on the --from server: %s",
+			 M.schema, db_error());
+	if (rows != NULL && rows[0] == '\0')
+	{
+		free(rows);
+		rows = NULL;
+	}
+	return rows;
+}
+
 /* target: one transaction lets the copy take writes and registers the shard */
 void
 step_cutover(void)
 {
 	bool		ok;
 	char	   *has_floor = NULL;
+	char	   *legacy;
 
 	M.step = "the cutover";
 	check_interrupt();
@@ -314,11 +359,6 @@ step_cutover(void)
 	say(beyond_reported ?
 		"the --to server's clock is past the newest id of shard %d within the bound: its ids sort after those" :
 		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", M.shard);
-	check_interrupt();
-	need(&M.from);
-	if (!journal_write(&M.from, "source", "handing-over"))
-		fail("could not record the hand-over on the --from server: %s", db_error());
-	pause_point("handover");
 	check_interrupt();
 	need(&M.to);
 	if (!get_value(&M.to, &has_floor,
@@ -328,6 +368,17 @@ step_cutover(void)
 		warning_msg("the --to server has shardid older than 1.3, which keeps no floor of shard %d: "
 					"run ALTER EXTENSION shardid UPDATE there before it makes ids of the shard "
 					"(the update raises the floor of every registered shard)", M.shard);
+	legacy = legacy_rows();
+	if (legacy != NULL && !is(has_floor, "true"))
+		fail("schema \"%s\" holds tables converted by shardid.convert_table(), whose legacy boundaries "
+			 "the --to server's shardid (older than 1.3) cannot keep: run ALTER EXTENSION shardid UPDATE "
+			 "there and move the shard again", M.schema);
+	need(&M.from);
+	if (!journal_write(&M.from, "source", "handing-over"))
+		fail("could not record the hand-over on the --from server: %s", db_error());
+	pause_point("handover");
+	check_interrupt();
+	need(&M.to);
 	/*
 	 * The floor of the shard on the target: the registration raises it to
 	 * the newest id the copy holds (and an earlier registration of the same
@@ -337,6 +388,19 @@ step_cutover(void)
 	 */
 	ok = tx_begin(&M.to) &&
 		unfreeze_tables(&M.to, M.schema) &&
+		(legacy == NULL ||
+		 exec_sql(&M.to,
+				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "
+				  "converted_by, trusted) "
+				  "SELECT pg_catalog.format('%I.%I', $1::pg_catalog.name, r.relname)::pg_catalog.regclass, "
+				  "r.id_column, r.shard, r.legacy_below, r.converted_at, r.converted_by, r.trusted "
+				  "FROM pg_catalog.json_to_recordset($2::pg_catalog.json) AS r(relname pg_catalog.name, "
+				  "id_column pg_catalog.name, shard pg_catalog.int4, legacy_below pg_catalog.int8, "
+				  "converted_at pg_catalog.timestamptz, converted_by pg_catalog.name, trusted pg_catalog.bool) "
+				  "ON CONFLICT (tab) DO UPDATE SET id_column = excluded.id_column, shard = excluded.shard, "
+				  "legacy_below = excluded.legacy_below, converted_at = excluded.converted_at, "
+				  "converted_by = excluded.converted_by, trusted = excluded.trusted",
+				  2, M.schema, legacy)) &&
 		exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema) &&
 		(!is(has_floor, "true") ||
 		 exec_sql(&M.to, "SELECT shardid.raise_floor($1::integer)", 1, M.shard_s)) &&
@@ -349,6 +413,10 @@ step_cutover(void)
 		rollback(&M.to);
 		fail("could not register shard %d on the --to server: %s", M.shard, why);
 	}
+	if (legacy != NULL)
+		say("the legacy boundaries of the converted tables of schema \"%s\" are recorded on the --to server",
+			M.schema);
+	free(legacy);
 	M.past_no_return = true;
 	say("cut over: shard %d is registered on the --to server, which takes its writes", M.shard);
 	if (M.frozen_at > 0)
