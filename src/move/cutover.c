@@ -380,6 +380,13 @@ step_cutover(void)
 	check_interrupt();
 	need(&M.to);
 	/*
+	 * A row of shardid.legacy_ids outlives its table until a superuser
+	 * deletes it: rows on the --to server that name relations of the copy
+	 * (made by this move, in a schema that was not there) are rows of
+	 * dropped tables whose OIDs the copy reuses, and would mark a table
+	 * never converted as converted.  They go; the --from server's rows
+	 * take their place.
+	 *
 	 * The floor of the shard on the target: the registration raises it to
 	 * the newest id the copy holds (and an earlier registration of the same
 	 * schema, which register_shard() keeps, is raised again), so that no
@@ -388,6 +395,12 @@ step_cutover(void)
 	 */
 	ok = tx_begin(&M.to) &&
 		unfreeze_tables(&M.to, M.schema) &&
+		(!is(has_floor, "true") ||
+		 exec_sql(&M.to,
+				  "DELETE FROM shardid.legacy_ids l USING pg_catalog.pg_class c, pg_catalog.pg_namespace n "
+				  "WHERE c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				  "AND n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				  "AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema)) &&
 		(legacy == NULL ||
 		 exec_sql(&M.to,
 				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "
