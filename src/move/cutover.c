@@ -308,11 +308,20 @@ wait_clock(Server *s, const char *what_then)
  * server, NULL when there are none (or the --from server's shardid keeps
  * none, before 1.3).  Without them, the old ids of a moved table would
  * route and decode as ids of whatever shard their bits name.
+ *
+ * A row names its table by OID, the copy by name: the boundaries are read
+ * in the statement that compares the tables of the schema on the --from
+ * server with those of the copy, and the move gives up when they differ.
+ * The source refuses writes, not DDL: a table dropped or renamed there
+ * after the copy (a --resume skips the verification) would otherwise lose
+ * its boundary on the --to server, or fail the cutover on its old name.
  */
 static char *
 legacy_rows(void)
 {
 	char	   *rows = NULL;
+	char	   *copy = NULL;
+	PGresult   *res;
 
 	need(&M.from);
 	if (!get_value(&M.from, &rows,
@@ -325,23 +334,53 @@ legacy_rows(void)
 	}
 	free(rows);
 	rows = NULL;
-	if (!get_value(&M.from, &rows,
-				   "SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
-				   "'relname', c.relname, 'id_column', l.id_column, 'shard', l.shard, "
-				   "'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
-				   "'converted_by', l.converted_by, 'trusted', l.trusted))::text "
-				   "FROM shardid.legacy_ids l "
-				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+	need(&M.to);
+	if (!get_value(&M.to, &copy,
+				   "SELECT COALESCE(pg_catalog.json_agg(c.relname), '[]')::text "
+				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name",
+				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
+				   "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
 				   1, M.schema))
+		fail("could not list the tables of the copy on the --to server: %s", db_error());
+	need(&M.from);
+	res = query(&M.from,
+				"WITH here AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class c "
+				"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
+				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
+				"copy AS (SELECT t.name::pg_catalog.name AS relname "
+				"FROM pg_catalog.json_array_elements_text($2::pg_catalog.json) AS t(name)) "
+				"SELECT pg_catalog.concat_ws('; ', "
+				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
+				"ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
+				"WHERE h.relname OPERATOR(pg_catalog.=) y.relname)), "
+				"'new: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				"ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
+				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname))), "
+				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
+				"'relname', h.relname, 'id_column', l.id_column, 'shard', l.shard, "
+				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
+				"'converted_by', l.converted_by, 'trusted', l.trusted))::text "
+				"FROM shardid.legacy_ids l "
+				"JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid)",
+				2, M.schema, copy);
+	free(copy);
+	if (res == NULL)
 		fail("could not read the legacy boundaries of schema \"%s\" on the --from server: %s",
 			 M.schema, db_error());
-	if (rows != NULL && rows[0] == '\0')
+	if (PQgetvalue(res, 0, 0)[0] != '\0')
 	{
-		free(rows);
-		rows = NULL;
+		char	   *diff = xstrdup(PQgetvalue(res, 0, 0));
+
+		PQclear(res);
+		fail("the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
+			 "--to server (%s): the legacy boundaries of its converted tables (shardid.legacy_ids) "
+			 "cannot be carried", M.schema, diff);
 	}
+	if (!PQgetisnull(res, 0, 1))
+		rows = xstrdup(PQgetvalue(res, 0, 1));
+	PQclear(res);
 	return rows;
 }
 
