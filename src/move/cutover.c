@@ -315,6 +315,10 @@ wait_clock(Server *s, const char *what_then)
  * The source refuses writes, not DDL: a table dropped or renamed there
  * after the copy (a --resume skips the verification) would otherwise lose
  * its boundary on the --to server, or fail the cutover on its old name.
+ * Each row carries the OID of its table's copy, read with the names: a
+ * copy renamed on the --to server before the cutover keeps its boundary,
+ * which a new table given its name does not take; one dropped there fails
+ * the cutover (no OID).
  */
 static char *
 legacy_rows(void)
@@ -336,7 +340,7 @@ legacy_rows(void)
 	rows = NULL;
 	need(&M.to);
 	if (!get_value(&M.to, &copy,
-				   "SELECT COALESCE(pg_catalog.json_agg(c.relname), '[]')::text "
+				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, c.oid), '{}')::text "
 				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
@@ -349,8 +353,8 @@ legacy_rows(void)
 				"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
 				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
-				"copy AS (SELECT t.name::pg_catalog.name AS relname "
-				"FROM pg_catalog.json_array_elements_text($2::pg_catalog.json) AS t(name)) "
+				"copy AS (SELECT t.key::pg_catalog.name AS relname, t.value::pg_catalog.oid AS tab "
+				"FROM pg_catalog.json_each_text($2::pg_catalog.json) AS t) "
 				"SELECT pg_catalog.concat_ws('; ', "
 				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
 				"ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
@@ -359,11 +363,12 @@ legacy_rows(void)
 				"ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
 				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname))), "
 				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
-				"'relname', h.relname, 'id_column', l.id_column, 'shard', l.shard, "
+				"'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
 				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
 				"'converted_by', l.converted_by, 'trusted', l.trusted))::text "
 				"FROM shardid.legacy_ids l "
-				"JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid)",
+				"JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				"JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname)",
 				2, M.schema, copy);
 	free(copy);
 	if (res == NULL)
@@ -444,15 +449,16 @@ step_cutover(void)
 		 exec_sql(&M.to,
 				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "
 				  "converted_by, trusted) "
-				  "SELECT pg_catalog.format('%I.%I', $1::pg_catalog.name, r.relname)::pg_catalog.regclass, "
+				  "SELECT (SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c "
+				  "WHERE c.oid OPERATOR(pg_catalog.=) r.tab), "
 				  "r.id_column, r.shard, r.legacy_below, r.converted_at, r.converted_by, r.trusted "
-				  "FROM pg_catalog.json_to_recordset($2::pg_catalog.json) AS r(relname pg_catalog.name, "
+				  "FROM pg_catalog.json_to_recordset($1::pg_catalog.json) AS r(tab pg_catalog.oid, "
 				  "id_column pg_catalog.name, shard pg_catalog.int4, legacy_below pg_catalog.int8, "
 				  "converted_at pg_catalog.timestamptz, converted_by pg_catalog.name, trusted pg_catalog.bool) "
 				  "ON CONFLICT (tab) DO UPDATE SET id_column = excluded.id_column, shard = excluded.shard, "
 				  "legacy_below = excluded.legacy_below, converted_at = excluded.converted_at, "
 				  "converted_by = excluded.converted_by, trusted = excluded.trusted",
-				  2, M.schema, legacy)) &&
+				  1, legacy)) &&
 		exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema) &&
 		(!is(has_floor, "true") ||
 		 exec_sql(&M.to, "SELECT shardid.raise_floor($1::integer)", 1, M.shard_s)) &&

@@ -17,7 +17,7 @@
 # Now the --resume compares the tables of the copy with those of the --from
 # server in the statement that reads the boundaries, names those gone and
 # new, and the move is undone: the shard stays on a, nothing is recorded
-# on b.  With the name back, the move carries the boundary.
+# on b.
 # Her code never runs as a superuser (her payload is in her default
 # expressions and triggers of her tables).
 . "$(dirname "$0")/lib.bash"
@@ -95,11 +95,28 @@ echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0004" o
 echo "$out" | grep -q "the move was undone" || fail "rename: no word of the undo: $out"
 undone "rename"
 
-# the name back: the move carries the boundary of m_two (now m_three's OID
-# under its old name)
+# the name back; then, while the move pauses after its hand-over (the
+# tables compared and the boundaries read), on b, the --to server, she
+# renames the copy of m_two to m_gone and makes a new m_two of her own.
+# The boundary goes with the copy, by the OID read with the names (at
+# 99bd6b4 it went to her new table, by its name, and the copy of m_two,
+# with its 200 old ids, had none).
 as_mallory "$a" -c "ALTER TABLE shard_0004.m_three RENAME TO m_two" >/dev/null || exit 1
-out=$("$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" 2>&1) || fail "the move after the rename back: $out"
-expect "$(on "$b" -c "SELECT string_agg(format('%s/%s/%s', tab, legacy_below, trusted), ' ') FROM shardid.legacy_ids")" = "shard_0004.m_two/201/t" \
-	"the boundaries on b after the move"
+rm -f "$marker"
+SHARDID_MOVE_PAUSE_AT=handover SHARDID_MOVE_PAUSE_FILE=$marker \
+	"$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1 &
+pid=$!
+wait_until "swap on b: the move paused" paused_or_gone
+[ -e "$marker" ] || fail "swap on b: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+as_mallory "$b" >/dev/null <<'SQL' || exit 1
+ALTER TABLE shard_0004.m_two RENAME TO m_gone;
+CREATE TABLE shard_0004.m_two (id bigint PRIMARY KEY);
+SQL
+rm -f "$marker"
+wait "$pid"
+expect "$?" = 0 "swap on b: the move ($(cat "$SHARDID_TMP/move.log"))"
+pid=""
+expect "$(on "$b" -c "SELECT string_agg(format('%s/%s/%s', tab, legacy_below, trusted), ' ') FROM shardid.legacy_ids")" = "shard_0004.m_gone/201/t" \
+	"swap on b: the boundaries on b after the move"
 no_superuser_code "the moves" "$a" "$b"
 finish
