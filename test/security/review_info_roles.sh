@@ -19,9 +19,10 @@ check() {	# check LABEL: reader and the superuser see the same
 	q -c "CREATE ROLE reader LOGIN" >/dev/null 2>&1
 	q >/dev/null <<'SQL' || { fail "$label: setup"; return; }
 CREATE EXTENSION shardid;
-SELECT shardid.next_id(3);
 SELECT shardid.raise_high_water(clock_timestamp());
 SQL
+	# an id where the mode makes them (session mode needs a DEFAULT per table)
+	[ "$2" = "${2#session}" ] && { q -c "SELECT shardid.next_id(3)" >/dev/null || fail "$label: an id"; }
 	for f in info mark_status; do
 		want=$(q -c "SELECT to_jsonb(i) - 'runway' - 'high_water_ahead_ms' FROM shardid.$f() i")
 		got=$(q -d "$PGDATABASE" -U reader -c "SELECT to_jsonb(i) - 'runway' - 'high_water_ahead_ms' FROM shardid.$f() i" 2>&1)
