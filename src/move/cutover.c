@@ -308,11 +308,24 @@ wait_clock(Server *s, const char *what_then)
  * server, NULL when there are none (or the --from server's shardid keeps
  * none, before 1.3).  Without them, the old ids of a moved table would
  * route and decode as ids of whatever shard their bits name.
+ *
+ * A row names its table by OID, the copy by name: the boundaries are read
+ * in the statement that compares the tables of the schema on the --from
+ * server with those of the copy, and the move gives up when they differ.
+ * The source refuses writes, not DDL: a table dropped or renamed there
+ * after the copy (a --resume skips the verification) would otherwise lose
+ * its boundary on the --to server, or fail the cutover on its old name.
+ * Each row carries the OID of its table's copy, read with the names: a
+ * copy renamed on the --to server before the cutover keeps its boundary,
+ * which a new table given its name does not take; one dropped there fails
+ * the cutover (no OID).
  */
 static char *
 legacy_rows(void)
 {
 	char	   *rows = NULL;
+	char	   *copy = NULL;
+	PGresult   *res;
 
 	need(&M.from);
 	if (!get_value(&M.from, &rows,
@@ -325,23 +338,54 @@ legacy_rows(void)
 	}
 	free(rows);
 	rows = NULL;
-	if (!get_value(&M.from, &rows,
-				   "SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
-				   "'relname', c.relname, 'id_column', l.id_column, 'shard', l.shard, "
-				   "'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
-				   "'converted_by', l.converted_by, 'trusted', l.trusted))::text "
-				   "FROM shardid.legacy_ids l "
-				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+	need(&M.to);
+	if (!get_value(&M.to, &copy,
+				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, c.oid), '{}')::text "
+				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name",
+				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
+				   "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
 				   1, M.schema))
+		fail("could not list the tables of the copy on the --to server: %s", db_error());
+	need(&M.from);
+	res = query(&M.from,
+				"WITH here AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class c "
+				"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
+				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
+				"copy AS (SELECT t.key::pg_catalog.name AS relname, t.value::pg_catalog.oid AS tab "
+				"FROM pg_catalog.json_each_text($2::pg_catalog.json) AS t) "
+				"SELECT pg_catalog.concat_ws('; ', "
+				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
+				"ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
+				"WHERE h.relname OPERATOR(pg_catalog.=) y.relname)), "
+				"'new: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				"ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
+				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname))), "
+				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
+				"'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
+				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
+				"'converted_by', l.converted_by, 'trusted', l.trusted))::text "
+				"FROM shardid.legacy_ids l "
+				"JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				"JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname)",
+				2, M.schema, copy);
+	free(copy);
+	if (res == NULL)
 		fail("could not read the legacy boundaries of schema \"%s\" on the --from server: %s",
 			 M.schema, db_error());
-	if (rows != NULL && rows[0] == '\0')
+	if (PQgetvalue(res, 0, 0)[0] != '\0')
 	{
-		free(rows);
-		rows = NULL;
+		char	   *diff = xstrdup(PQgetvalue(res, 0, 0));
+
+		PQclear(res);
+		fail("the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
+			 "--to server (%s): the legacy boundaries of its converted tables (shardid.legacy_ids) "
+			 "cannot be carried", M.schema, diff);
 	}
+	if (!PQgetisnull(res, 0, 1))
+		rows = xstrdup(PQgetvalue(res, 0, 1));
+	PQclear(res);
 	return rows;
 }
 
@@ -380,6 +424,13 @@ step_cutover(void)
 	check_interrupt();
 	need(&M.to);
 	/*
+	 * A row of shardid.legacy_ids outlives its table until a superuser
+	 * deletes it: rows on the --to server that name relations of the copy
+	 * (made by this move, in a schema that was not there) are rows of
+	 * dropped tables whose OIDs the copy reuses, and would mark a table
+	 * never converted as converted.  They go; the --from server's rows
+	 * take their place.
+	 *
 	 * The floor of the shard on the target: the registration raises it to
 	 * the newest id the copy holds (and an earlier registration of the same
 	 * schema, which register_shard() keeps, is raised again), so that no
@@ -388,19 +439,26 @@ step_cutover(void)
 	 */
 	ok = tx_begin(&M.to) &&
 		unfreeze_tables(&M.to, M.schema) &&
+		(!is(has_floor, "true") ||
+		 exec_sql(&M.to,
+				  "DELETE FROM shardid.legacy_ids l USING pg_catalog.pg_class c, pg_catalog.pg_namespace n "
+				  "WHERE c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				  "AND n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				  "AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema)) &&
 		(legacy == NULL ||
 		 exec_sql(&M.to,
 				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "
 				  "converted_by, trusted) "
-				  "SELECT pg_catalog.format('%I.%I', $1::pg_catalog.name, r.relname)::pg_catalog.regclass, "
+				  "SELECT (SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c "
+				  "WHERE c.oid OPERATOR(pg_catalog.=) r.tab), "
 				  "r.id_column, r.shard, r.legacy_below, r.converted_at, r.converted_by, r.trusted "
-				  "FROM pg_catalog.json_to_recordset($2::pg_catalog.json) AS r(relname pg_catalog.name, "
+				  "FROM pg_catalog.json_to_recordset($1::pg_catalog.json) AS r(tab pg_catalog.oid, "
 				  "id_column pg_catalog.name, shard pg_catalog.int4, legacy_below pg_catalog.int8, "
 				  "converted_at pg_catalog.timestamptz, converted_by pg_catalog.name, trusted pg_catalog.bool) "
 				  "ON CONFLICT (tab) DO UPDATE SET id_column = excluded.id_column, shard = excluded.shard, "
 				  "legacy_below = excluded.legacy_below, converted_at = excluded.converted_at, "
 				  "converted_by = excluded.converted_by, trusted = excluded.trusted",
-				  2, M.schema, legacy)) &&
+				  1, legacy)) &&
 		exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema) &&
 		(!is(has_floor, "true") ||
 		 exec_sql(&M.to, "SELECT shardid.raise_floor($1::integer)", 1, M.shard_s)) &&
