@@ -302,6 +302,17 @@ wait_clock(Server *s, const char *what_then)
 }
 
 /*
+ * The columns of table c, by name, with their types: what the cutover
+ * compares between the --from server's tables and their copies.
+ */
+#define COLUMNS_SQL \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %I.%I(%s)', a.attname, tn.nspname, t.typname, a.atttypmod), " \
+	"', ' ORDER BY a.attname) FROM pg_catalog.pg_attribute a " \
+	"JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid " \
+	"JOIN pg_catalog.pg_namespace tn ON tn.oid OPERATOR(pg_catalog.=) t.typnamespace " \
+	"WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped)"
+
+/*
  * The legacy boundaries of the shard's converted tables (convert_table()),
  * rows of shardid.legacy_ids on the --from server, which the copy of the
  * schema does not carry: as JSON for the cutover to record on the --to
@@ -311,10 +322,12 @@ wait_clock(Server *s, const char *what_then)
  *
  * A row names its table by OID, the copy by name: the boundaries are read
  * in the statement that compares the tables of the schema on the --from
- * server with those of the copy, and the move gives up when they differ.
- * The source refuses writes, not DDL: a table dropped or renamed there
- * after the copy (a --resume skips the verification) would otherwise lose
- * its boundary on the --to server, or fail the cutover on its old name.
+ * server, and their columns, with those of the copy, and the move gives up
+ * when they differ.  The source refuses writes, not DDL: a table made
+ * there after the copy began takes writes the move would not carry, one
+ * with a column added lacks it on the --to server, and one dropped or
+ * renamed (a --resume skips the verification) would lose its boundary on
+ * the --to server, or fail the cutover on its old name.
  * Each row carries the OID of its table's copy, read with the names: a
  * copy renamed on the --to server before the cutover keeps its boundary,
  * which a new table given its name does not take; one dropped there fails
@@ -340,7 +353,8 @@ legacy_rows(void)
 	rows = NULL;
 	need(&M.to);
 	if (!get_value(&M.to, &copy,
-				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, c.oid), '{}')::text "
+				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, pg_catalog.json_build_object("
+				   "'oid', c.oid, 'columns', " COLUMNS_SQL ")), '{}')::text "
 				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
@@ -353,15 +367,20 @@ legacy_rows(void)
 				"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
 				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
-				"copy AS (SELECT t.key::pg_catalog.name AS relname, t.value::pg_catalog.oid AS tab "
-				"FROM pg_catalog.json_each_text($2::pg_catalog.json) AS t) "
+				"copy AS (SELECT t.key::pg_catalog.name AS relname, (t.value OPERATOR(pg_catalog.->>) 'oid')::pg_catalog.oid AS tab, "
+				"t.value OPERATOR(pg_catalog.->>) 'columns' AS columns "
+				"FROM pg_catalog.json_each($2::pg_catalog.json) AS t) "
 				"SELECT pg_catalog.concat_ws('; ', "
 				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
 				"ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
 				"WHERE h.relname OPERATOR(pg_catalog.=) y.relname)), "
 				"'new: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
 				"ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
-				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname))), "
+				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname)), "
+				"'other columns: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				"ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
+				"JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
+				"WHERE y.columns IS DISTINCT FROM " COLUMNS_SQL ")), "
 				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
 				"'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
 				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
@@ -380,8 +399,10 @@ legacy_rows(void)
 
 		PQclear(res);
 		fail("the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
-			 "--to server (%s): the legacy boundaries of its converted tables (shardid.legacy_ids) "
-			 "cannot be carried", M.schema, diff);
+			 "--to server (%s): a table was made, dropped, renamed or given other columns there after the copy "
+			 "began, whose rows, columns and legacy boundary (shardid.legacy_ids) the move would not carry; "
+			 "move the shard again",
+			 M.schema, diff);
 	}
 	if (!PQgetisnull(res, 0, 1))
 		rows = xstrdup(PQgetvalue(res, 0, 1));
