@@ -117,11 +117,15 @@ move install-move uninstall-move clean-move:
 	$(MAKE) -C src/move PG_CONFIG=$(PG_CONFIG) $(patsubst move,all,$(patsubst %-move,%,$@))
 
 .PHONY: move install-move uninstall-move clean-move
-.PHONY: deps demo test bench bench-scale unit sanitize soak deb dist
+.PHONY: deps check-deps demo test bench bench-scale unit sanitize soak deb dist
 
-# Debian packages the build and the suites need (root, apt-get); see tools/deps.sh
+# Debian packages the build and the suites need (root, apt-get); see
+# tools/deps.sh.  The one target that installs packages, with demo (a
+# newcomer's first command); the others check and name what is missing.
 deps:
 	PG_CONFIG=$(PG_CONFIG) tools/deps.sh
+check-deps:
+	@PG_CONFIG=$(PG_CONFIG) tools/deps.sh --check
 
 # quietly: the build says nothing but warnings and errors
 demo: deps
@@ -131,19 +135,19 @@ demo: deps
 
 # the whole suite against the server PG_CONFIG names:
 #   make test PG_CONFIG=/path/to/pg_config
-test: deps
+test: check-deps
 	$(MAKE) install
 	PG_CONFIG=$(PG_CONFIG) test/run.sh
 
 bench:
-	PG_CONFIG=$(PG_CONFIG) tools/deps.sh bench
+	PG_CONFIG=$(PG_CONFIG) tools/deps.sh --check bench
 	$(MAKE) install
 	PG_CONFIG=$(PG_CONFIG) test/bench/bench.sh
 
 # thousands of logical shards beside bigserial (test/bench/scale.sh):
 #   make bench-scale [SHARDS="500 2000 8192"] [TABLES=5] [DUMP=0 to skip pg_dump]
 bench-scale:
-	PG_CONFIG=$(PG_CONFIG) tools/deps.sh bench
+	PG_CONFIG=$(PG_CONFIG) tools/deps.sh --check bench
 	$(MAKE) install
 	SHARDS="$${SHARDS:-500 2000}" PG_CONFIG=$(PG_CONFIG) test/bench/scale.sh
 
@@ -153,11 +157,11 @@ unit:
 
 # the randomized fault schedule of test/failover/schedule.sh, long:
 #   make soak [SCHEDULE_ROUNDS=n] [SCHEDULE_SEED=n]; prints the seed of a failure
-soak: deps
+soak: check-deps
 	$(MAKE) install
 	SCHEDULE_ROUNDS=$${SCHEDULE_ROUNDS:-40} PG_CONFIG=$(PG_CONFIG) bash test/failover/schedule.sh
 
-sanitize: deps
+sanitize: check-deps
 	PG_CONFIG=$(PG_CONFIG) test/sanitize.sh
 
 # packages: the Debian packages postgresql-MAJOR-shardid into dist/ (after

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# tools/deps.sh [bench]: install, on Debian, the packages that building shardid
-# and running its suites need (`make deps`); `tools/deps.sh bench` adds what
-# the benchmark needs.  Does nothing when they are all present.  What each
-# part needs:
+# tools/deps.sh [--check] [bench]: install, on Debian, the packages that
+# building shardid and running its suites need (`make deps`, the one make
+# target that installs); `tools/deps.sh bench` adds what the benchmark
+# needs.  Does nothing when they are all present.  With --check (`make test`,
+# `make soak`, `make sanitize`, `make bench`) it installs nothing: it names
+# what is missing and fails.  What each part needs:
 #   build            make, the C compiler pg_config names, and PostgreSQL's
 #                    server headers ($(pg_config --includedir-server)/postgres.h)
 #                    and PGXS: Debian's postgresql-server-dev-MAJOR (pgxs.mk
@@ -22,6 +24,8 @@
 set -eu
 
 pg_config=${PG_CONFIG:-pg_config}
+check=false
+[ "${1:-}" = --check ] && { check=true; shift; }
 packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
 	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip"
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox bc"
@@ -56,6 +60,10 @@ for p in $packages; do
 done
 [ -z "$missing" ] && exit 0
 
+if $check; then
+	echo "missing Debian packages:$missing; install them first, as root: apt-get install$missing (make deps installs all but the benchmark's)" >&2
+	exit 1
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "missing Debian packages:$missing (install them as root: apt-get install$missing)" >&2
 	exit 1
