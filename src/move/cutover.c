@@ -303,13 +303,16 @@ wait_clock(Server *s, const char *what_then)
 
 /*
  * The columns of table c, by name, with their types: what the cutover
- * compares between the --from server's tables and their copies.
+ * compares between the --from server's tables and their copies.  A type is
+ * named by format_type(), qualified on both sides (the sessions' search_path
+ * is empty, see db.c), never by pg_type.typname: the name of an array type
+ * depends on the order in which the types of its schema were made, which
+ * pg_restore does not keep (table "_en" made before enum en gives en's
+ * array type another name on the --from server than on the copy).
  */
 #define COLUMNS_SQL \
-	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %I.%I(%s)', a.attname, tn.nspname, t.typname, a.atttypmod), " \
-	"', ' ORDER BY a.attname) FROM pg_catalog.pg_attribute a " \
-	"JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid " \
-	"JOIN pg_catalog.pg_namespace tn ON tn.oid OPERATOR(pg_catalog.=) t.typnamespace " \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', a.attname, " \
+	"pg_catalog.format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attname) FROM pg_catalog.pg_attribute a " \
 	"WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped)"
 
 /*
