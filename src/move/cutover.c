@@ -316,6 +316,18 @@ wait_clock(Server *s, const char *what_then)
 	"WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped)"
 
 /*
+ * The partitions and inheritance children of table c, qualified: a
+ * partition attached in another schema holds rows of the table that the
+ * copy of the schema does not, and no table of the schema is new.
+ */
+#define PARTS_SQL \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', pn.nspname, pc.relname), ', ' " \
+	"ORDER BY pn.nspname, pc.relname) FROM pg_catalog.pg_inherits i " \
+	"JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) i.inhrelid " \
+	"JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace " \
+	"WHERE i.inhparent OPERATOR(pg_catalog.=) c.oid)"
+
+/*
  * The legacy boundaries of the shard's converted tables (convert_table()),
  * rows of shardid.legacy_ids on the --from server, which the copy of the
  * schema does not carry: as JSON for the cutover to record on the --to
@@ -357,7 +369,7 @@ legacy_rows(void)
 	need(&M.to);
 	if (!get_value(&M.to, &copy,
 				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, pg_catalog.json_build_object("
-				   "'oid', c.oid, 'columns', " COLUMNS_SQL ")), '{}')::text "
+				   "'oid', c.oid, 'columns', " COLUMNS_SQL ", 'parts', " PARTS_SQL ")), '{}')::text "
 				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
@@ -371,7 +383,7 @@ legacy_rows(void)
 				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
 				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
 				"copy AS (SELECT t.key::pg_catalog.name AS relname, (t.value OPERATOR(pg_catalog.->>) 'oid')::pg_catalog.oid AS tab, "
-				"t.value OPERATOR(pg_catalog.->>) 'columns' AS columns "
+				"t.value OPERATOR(pg_catalog.->>) 'columns' AS columns, t.value OPERATOR(pg_catalog.->>) 'parts' AS parts "
 				"FROM pg_catalog.json_each($2::pg_catalog.json) AS t) "
 				"SELECT pg_catalog.concat_ws('; ', "
 				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
@@ -383,7 +395,11 @@ legacy_rows(void)
 				"'other columns: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
 				"ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
 				"JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
-				"WHERE y.columns IS DISTINCT FROM " COLUMNS_SQL ")), "
+				"WHERE y.columns IS DISTINCT FROM " COLUMNS_SQL "), "
+				"'other partitions: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				"ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
+				"JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
+				"WHERE y.parts IS DISTINCT FROM " PARTS_SQL ")), "
 				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
 				"'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
 				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
