@@ -303,22 +303,38 @@ wait_clock(Server *s, const char *what_then)
 
 /*
  * The columns of table c, by name, with their types: what the cutover
- * compares between the --from server's tables and their copies.
+ * compares between the --from server's tables and their copies.  A type is
+ * named by format_type(), qualified on both sides (the sessions' search_path
+ * is empty, see db.c), never by pg_type.typname: the name of an array type
+ * depends on the order in which the types of its schema were made, which
+ * pg_restore does not keep (table "_en" made before enum en gives en's
+ * array type another name on the --from server than on the copy).
  */
 #define COLUMNS_SQL \
-	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %I.%I(%s)', a.attname, tn.nspname, t.typname, a.atttypmod), " \
-	"', ' ORDER BY a.attname) FROM pg_catalog.pg_attribute a " \
-	"JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid " \
-	"JOIN pg_catalog.pg_namespace tn ON tn.oid OPERATOR(pg_catalog.=) t.typnamespace " \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', a.attname, " \
+	"pg_catalog.format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attname) FROM pg_catalog.pg_attribute a " \
 	"WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped)"
+
+/*
+ * The partitions and inheritance children of table c, qualified: a
+ * partition attached in another schema holds rows of the table that the
+ * copy of the schema does not, and no table of the schema is new.
+ */
+#define PARTS_SQL \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', pn.nspname, pc.relname), ', ' " \
+	"ORDER BY pn.nspname, pc.relname) FROM pg_catalog.pg_inherits i " \
+	"JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) i.inhrelid " \
+	"JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace " \
+	"WHERE i.inhparent OPERATOR(pg_catalog.=) c.oid)"
 
 /*
  * The legacy boundaries of the shard's converted tables (convert_table()),
  * rows of shardid.legacy_ids on the --from server, which the copy of the
  * schema does not carry: as JSON for the cutover to record on the --to
  * server, NULL when there are none (or the --from server's shardid keeps
- * none, before 1.3).  Without them, the old ids of a moved table would
- * route and decode as ids of whatever shard their bits name.
+ * none, before 1.3, whose tables are compared all the same).  Without
+ * them, the old ids of a moved table would route and decode as ids of
+ * whatever shard their bits name.
  *
  * A row names its table by OID, the copy by name: the boundaries are read
  * in the statement that compares the tables of the schema on the --from
@@ -338,23 +354,21 @@ legacy_rows(void)
 {
 	char	   *rows = NULL;
 	char	   *copy = NULL;
+	char	   *sql;
+	bool		keeps;
 	PGresult   *res;
 
 	need(&M.from);
 	if (!get_value(&M.from, &rows,
 				   "SELECT (pg_catalog.to_regclass('shardid.legacy_ids') IS NOT NULL)::text", 0))
 		fail("could not query the --from server: %s", db_error());
-	if (!is(rows, "true"))
-	{
-		free(rows);
-		return NULL;
-	}
+	keeps = is(rows, "true");
 	free(rows);
 	rows = NULL;
 	need(&M.to);
 	if (!get_value(&M.to, &copy,
 				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, pg_catalog.json_build_object("
-				   "'oid', c.oid, 'columns', " COLUMNS_SQL ")), '{}')::text "
+				   "'oid', c.oid, 'columns', " COLUMNS_SQL ", 'parts', " PARTS_SQL ")), '{}')::text "
 				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
@@ -362,33 +376,39 @@ legacy_rows(void)
 				   1, M.schema))
 		fail("could not list the tables of the copy on the --to server: %s", db_error());
 	need(&M.from);
-	res = query(&M.from,
-				"WITH here AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class c "
-				"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-				"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
-				"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
-				"copy AS (SELECT t.key::pg_catalog.name AS relname, (t.value OPERATOR(pg_catalog.->>) 'oid')::pg_catalog.oid AS tab, "
-				"t.value OPERATOR(pg_catalog.->>) 'columns' AS columns "
-				"FROM pg_catalog.json_each($2::pg_catalog.json) AS t) "
-				"SELECT pg_catalog.concat_ws('; ', "
-				"'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
-				"ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
-				"WHERE h.relname OPERATOR(pg_catalog.=) y.relname)), "
-				"'new: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
-				"ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
-				"WHERE y.relname OPERATOR(pg_catalog.=) h.relname)), "
-				"'other columns: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
-				"ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
-				"JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
-				"WHERE y.columns IS DISTINCT FROM " COLUMNS_SQL ")), "
-				"(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
-				"'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
-				"'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
-				"'converted_by', l.converted_by, 'trusted', l.trusted))::text "
-				"FROM shardid.legacy_ids l "
-				"JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
-				"JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname)",
-				2, M.schema, copy);
+	sql = xprintf("%s%s", "WITH here AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class c "
+				  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+				  "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
+				  "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])), "
+				  "copy AS (SELECT t.key::pg_catalog.name AS relname, (t.value OPERATOR(pg_catalog.->>) 'oid')::pg_catalog.oid AS tab, "
+				  "t.value OPERATOR(pg_catalog.->>) 'columns' AS columns, t.value OPERATOR(pg_catalog.->>) 'parts' AS parts "
+				  "FROM pg_catalog.json_each($2::pg_catalog.json) AS t) "
+				  "SELECT pg_catalog.concat_ws('; ', "
+				  "'gone: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(y.relname), ', ' "
+				  "ORDER BY y.relname) FROM copy y WHERE NOT EXISTS (SELECT FROM here h "
+				  "WHERE h.relname OPERATOR(pg_catalog.=) y.relname)), "
+				  "'new: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				  "ORDER BY h.relname) FROM here h WHERE NOT EXISTS (SELECT FROM copy y "
+				  "WHERE y.relname OPERATOR(pg_catalog.=) h.relname)), "
+				  "'other columns: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				  "ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
+				  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
+				  "WHERE y.columns IS DISTINCT FROM " COLUMNS_SQL "), "
+				  "'other partitions: ' OPERATOR(pg_catalog.||) (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(h.relname), ', ' "
+				  "ORDER BY h.relname) FROM here h JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname "
+				  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) h.oid "
+				  "WHERE y.parts IS DISTINCT FROM " PARTS_SQL ")), ",
+				  keeps ?
+				  "(SELECT pg_catalog.json_agg(pg_catalog.json_build_object("
+				  "'tab', y.tab, 'id_column', l.id_column, 'shard', l.shard, "
+				  "'legacy_below', l.legacy_below, 'converted_at', l.converted_at, "
+				  "'converted_by', l.converted_by, 'trusted', l.trusted))::text "
+				  "FROM shardid.legacy_ids l "
+				  "JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+				  "JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname)" :
+				  "NULL::pg_catalog.text");
+	res = query(&M.from, sql, 2, M.schema, copy);
+	free(sql);
 	free(copy);
 	if (res == NULL)
 		fail("could not read the legacy boundaries of schema \"%s\" on the --from server: %s",
