@@ -621,6 +621,28 @@ check_new_move(void)
 
 	inspect_source();
 
+	/*
+	 * A move copies the schema: a partition or inheritance child of one of
+	 * its tables in another schema, whose rows the parent's queries read,
+	 * would stay behind (the cutover's comparison would end the move after
+	 * the whole copy; say it before anything changes).
+	 */
+	if (!get_value(&M.from, &v,
+				   "SELECT pg_catalog.string_agg(pg_catalog.format('%s (of %s)', ch.oid::pg_catalog.regclass, "
+				   "par.oid::pg_catalog.regclass), ', ' ORDER BY ch.oid::pg_catalog.regclass::pg_catalog.text) "
+				   "FROM pg_catalog.pg_inherits i "
+				   "JOIN pg_catalog.pg_class par ON par.oid OPERATOR(pg_catalog.=) i.inhparent "
+				   "JOIN pg_catalog.pg_class ch ON ch.oid OPERATOR(pg_catalog.=) i.inhrelid "
+				   "WHERE par.relnamespace OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
+				   "AND ch.relnamespace OPERATOR(pg_catalog.<>) par.relnamespace "
+				   "AND ch.relkind OPERATOR(pg_catalog.<>) ALL ('{i,I}'::pg_catalog.\"char\"[])",
+				   1, M.src_schema_oid))
+		refuse("could not query the --from server: %s", db_error());
+	if (v != NULL)
+		refuse("tables of schema \"%s\" have partitions or inheritance children in other schemas: %s; "
+			   "a move copies the schema only, and their rows would stay behind: attach them to the schema "
+			   "(ALTER TABLE ... SET SCHEMA) or detach them first; nothing was changed", M.schema, v);
+
 	if (preflight() > 0)
 		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
 

@@ -419,8 +419,8 @@ legacy_rows(void)
 
 		PQclear(res);
 		fail("the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
-			 "--to server (%s): a table was made, dropped, renamed or given other columns there after the copy "
-			 "began, whose rows, columns and legacy boundary (shardid.legacy_ids) the move would not carry; "
+			 "--to server (%s): a table, a column or a partition was added, dropped or renamed after the copy "
+			 "began, whose rows, columns or legacy boundary (shardid.legacy_ids) the move would not carry; "
 			 "move the shard again",
 			 M.schema, diff);
 	}

@@ -75,7 +75,7 @@ CREATE TABLE shard_0006."x; new: y" (id int);
 SQL
 resume
 expect "$status" = 1 "the move back, after her DDL"
-grep -qF 'shardid-move: error: the tables of schema "shard_0006" on the --from server are no longer those of the copy on the --to server (new: "x; new: y"; other columns: m): a table was made' \
+grep -qF 'shardid-move: error: the tables of schema "shard_0006" on the --from server are no longer those of the copy on the --to server (new: "x; new: y"; other columns: m): a table, a column or a partition was added' \
 	"$SHARDID_TMP/move.log" || fail "the refusal: $(cat "$SHARDID_TMP/move.log")"
 grep -q "the move was undone" "$SHARDID_TMP/move.log" || fail "no word of the undo: $(cat "$SHARDID_TMP/move.log")"
 expect "$(on "$b" -c "SELECT shardid.shard_schema(6)")|$(on "$a" -c "SELECT shardid.shard_schema(6)")" = "shard_0006|" \

@@ -58,7 +58,7 @@ during() {	# during LABEL SQL [FROM SHARD]: SQL run on FROM (a) while a move of 
 refused() {	# refused LABEL SQL DIFF
 	during "$1" "$2"
 	expect "$status" = 1 "$1: exit status of the move"
-	echo "$out" | grep -qF "shardid-move: error: the tables of schema \"shard_0006\" on the --from server are no longer those of the copy on the --to server ($3): a table was made" ||
+	echo "$out" | grep -qF "shardid-move: error: the tables of schema \"shard_0006\" on the --from server are no longer those of the copy on the --to server ($3): a table, a column or a partition was added" ||
 		fail "$1: the refusal: $out"
 	expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")|$(on "$b" -c "SELECT shardid.shard_schema(6)")" = "shard_0006|" \
 		"$1: shard 6 registered on a only"
@@ -85,7 +85,7 @@ expect "$(on "$b" -c "SELECT (SELECT count(*) FROM pg_constraint WHERE conrelid 
 # from shardid 1.2
 during "from 1.2, a table made" "CREATE TABLE shard_0007.late (id int); INSERT INTO shard_0007.late VALUES (1)" "$c" 7
 expect "$status" = 1 "from 1.2: exit status of the move"
-echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0007" on the --from server are no longer those of the copy on the --to server (new: late): a table was made' ||
+echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0007" on the --from server are no longer those of the copy on the --to server (new: late): a table, a column or a partition was added' ||
 	fail "from 1.2: the refusal: $out"
 expect "$(on "$c" -c "SELECT shardid.shard_schema(7), (SELECT count(*) FROM shard_0007.late)")|$(on "$b" -c "SELECT shardid.shard_schema(7)")" = "shard_0007|1|" \
 	"from 1.2: shard 7 registered on c only"

@@ -55,7 +55,7 @@ SQL
 	expect "$(on "$a" -c "SELECT count(*) FROM $schema.p_$lo")" = 5 "$label: the new partition's rows on a"
 	expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0006'")" = 0 "$label: the copy on b"
 }
-changed='the tables of schema "shard_0006" on the --from server are no longer those of the copy on the --to server (DIFF): a table was made'
+changed='the tables of schema "shard_0006" on the --from server are no longer those of the copy on the --to server (DIFF): a table, a column or a partition was added'
 late_partition "offline, in the schema" shard_0006 verify 100 "${changed/DIFF/new: p_100; other partitions: p}"
 late_partition "offline, in another schema" other verify 200 "${changed/DIFF/other partitions: p}"
 # (online, a partition in another schema from the start fails the
@@ -64,11 +64,13 @@ on "$a" -c "DROP TABLE other.p_200" >/dev/null || fail "dropping other.p_200"
 late_partition "online, in another schema" other catch-up 300 "${changed/DIFF/other partitions: p}" --online
 expect "$(on "$a" -c "SELECT count(*) FROM shard_0006.p")" = 60 "the rows of p on a"
 # offline, a partition in another schema from the start: the copy of the
-# schema lacks it as well (the move cut over without its rows)
+# schema lacks it as well (the move cut over without its rows); refused
+# before anything changes
 "$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1
 expect "$?" = 1 "a partition in another schema from the start: exit status of the move"
-grep -qF "shardid-move: error: ${changed/DIFF/other partitions: p}" "$SHARDID_TMP/move.log" ||
+grep -qF 'shardid-move: error: tables of schema "shard_0006" have partitions or inheritance children in other schemas: other.p_300 (of shard_0006.p); a move copies the schema only, and their rows would stay behind: attach them to the schema (ALTER TABLE ... SET SCHEMA) or detach them first; nothing was changed' "$SHARDID_TMP/move.log" ||
 	fail "a partition in another schema from the start: the refusal: $(cat "$SHARDID_TMP/move.log")"
+grep -q "writes to shard 6 are refused" "$SHARDID_TMP/move.log" && fail "a partition in another schema from the start: the move froze the shard"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")|$(on "$b" -c "SELECT shardid.shard_schema(6)")" = "shard_0006|" \
 	"a partition in another schema from the start: shard 6 registered on a only"
 # the partition in schema other goes (the copy of the schema cannot carry

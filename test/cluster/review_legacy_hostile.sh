@@ -80,7 +80,7 @@ killed_at_handover "drop"
 as_mallory "$a" -c "DROP TABLE shard_0004.m_orders" >/dev/null || exit 1
 out=$("$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" --resume 2>&1)
 expect "$?" = 1 "drop: exit status of the --resume"
-echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0004" on the --from server are no longer those of the copy on the --to server (gone: m_orders): a table was made, dropped, renamed or given other columns there after the copy began, whose rows, columns and legacy boundary (shardid.legacy_ids) the move would not carry; move the shard again' ||
+echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0004" on the --from server are no longer those of the copy on the --to server (gone: m_orders): a table, a column or a partition was added, dropped or renamed after the copy began, whose rows, columns or legacy boundary (shardid.legacy_ids) the move would not carry; move the shard again' ||
 	fail "drop: the refusal: $out"
 echo "$out" | grep -q "the move was undone" || fail "drop: no word of the undo: $out"
 undone "drop"
@@ -90,7 +90,7 @@ killed_at_handover "rename"
 as_mallory "$a" -c "ALTER TABLE shard_0004.m_two RENAME TO m_three" >/dev/null || exit 1
 out=$("$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" --resume 2>&1)
 expect "$?" = 1 "rename: exit status of the --resume"
-echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0004" on the --from server are no longer those of the copy on the --to server (gone: m_two; new: m_three): a table was made, dropped, renamed or given other columns there after the copy began, whose rows, columns and legacy boundary (shardid.legacy_ids) the move would not carry; move the shard again' ||
+echo "$out" | grep -qF 'shardid-move: error: the tables of schema "shard_0004" on the --from server are no longer those of the copy on the --to server (gone: m_two; new: m_three): a table, a column or a partition was added, dropped or renamed after the copy began, whose rows, columns or legacy boundary (shardid.legacy_ids) the move would not carry; move the shard again' ||
 	fail "rename: the refusal: $out"
 echo "$out" | grep -q "the move was undone" || fail "rename: no word of the undo: $out"
 undone "rename"
