@@ -621,6 +621,9 @@ check_new_move(void)
 
 	inspect_source();
 
+	if (preflight() > 0)
+		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
+
 	/*
 	 * A move copies the schema: a partition or inheritance child of one of
 	 * its tables in another schema, whose rows the parent's queries read,
@@ -642,9 +645,6 @@ check_new_move(void)
 		refuse("tables of schema \"%s\" have partitions or inheritance children in other schemas: %s; "
 			   "a move copies the schema only, and their rows would stay behind: attach them to the schema "
 			   "(ALTER TABLE ... SET SCHEMA) or detach them first; nothing was changed", M.schema, v);
-
-	if (preflight() > 0)
-		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
 
 	if (M.online)
 	{
