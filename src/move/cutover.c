@@ -359,12 +359,8 @@ legacy_rows(void)
 	PGresult   *res;
 
 	need(&M.from);
-	if (!get_value(&M.from, &rows,
-				   "SELECT (pg_catalog.to_regclass('shardid.legacy_ids') IS NOT NULL)::text", 0))
+	if (!keeps_legacy_ids(&M.from, &keeps))
 		fail("could not query the --from server: %s", db_error());
-	keeps = is(rows, "true");
-	free(rows);
-	rows = NULL;
 	need(&M.to);
 	if (!get_value(&M.to, &copy,
 				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, pg_catalog.json_build_object("
@@ -480,12 +476,7 @@ step_cutover(void)
 	 */
 	ok = tx_begin(&M.to) &&
 		unfreeze_tables(&M.to, M.schema) &&
-		(!is(has_floor, "true") ||
-		 exec_sql(&M.to,
-				  "DELETE FROM shardid.legacy_ids l USING pg_catalog.pg_class c, pg_catalog.pg_namespace n "
-				  "WHERE c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
-				  "AND n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-				  "AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema)) &&
+		(!is(has_floor, "true") || delete_legacy_ids(&M.to, M.schema)) &&
 		(legacy == NULL ||
 		 exec_sql(&M.to,
 				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "

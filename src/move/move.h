@@ -338,6 +338,8 @@ extern bool count_rows(Server *s, const Table *tables, int ntables, long long *c
 extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
 extern bool subscription_oid(Server *s, const char *name, char **oid);
 extern bool drop_subscription(Server *s, const char *name);
+extern bool keeps_legacy_ids(Server *s, bool *keeps);
+extern bool delete_legacy_ids(Server *s, const char *schema);
 extern bool drop_schema_by_oid(Server *s, const char *oid, char **name);
 extern bool drop_publication(Server *s, const char *name);
 extern bool drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot);

@@ -435,6 +435,36 @@ drop_subscription(Server *s, const char *name)
 }
 
 /*
+ * Whether shardid on s keeps legacy boundaries (shardid.legacy_ids, from
+ * 1.3 on) into *keeps.  False when the query failed.
+ */
+bool
+keeps_legacy_ids(Server *s, bool *keeps)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v, "SELECT (pg_catalog.to_regclass('shardid.legacy_ids') IS NOT NULL)::text", 0))
+		return false;
+	*keeps = is(v, "true");
+	free(v);
+	return true;
+}
+
+/*
+ * Delete, in the caller's transaction, the legacy boundaries on s that name
+ * relations of schema (its copy being made, or dropped).
+ */
+bool
+delete_legacy_ids(Server *s, const char *schema)
+{
+	return exec_sql(s,
+					"DELETE FROM shardid.legacy_ids l USING pg_catalog.pg_class c, pg_catalog.pg_namespace n "
+					"WHERE c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
+					"AND n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+					"AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, schema);
+}
+
+/*
  * Drop the schema whose oid is oid on s (a schema this move made), in the
  * caller's transaction; its name into *name, NULL when it is gone already.
  * False when a statement failed.

@@ -429,19 +429,13 @@ run_drop_source(void)
 	M.qschema = quote_ident(&M.from, M.schema);
 	{
 		char	   *sql = xprintf("DROP SCHEMA IF EXISTS %s CASCADE", M.qschema);
-		char	   *has_legacy = NULL;
+		bool		keeps;
 
 		/* the legacy boundaries of its converted tables go with them */
-		if (!get_value(&M.from, &has_legacy,
-					   "SELECT (pg_catalog.to_regclass('shardid.legacy_ids') IS NOT NULL)::text", 0))
+		if (!keeps_legacy_ids(&M.from, &keeps))
 			fail("could not query the --from server: %s", db_error());
 		ok = tx_begin(&M.from) &&
-			(!is(has_legacy, "true") ||
-			 exec_sql(&M.from,
-					  "DELETE FROM shardid.legacy_ids l USING pg_catalog.pg_class c, pg_catalog.pg_namespace n "
-					  "WHERE c.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
-					  "AND n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-					  "AND n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema)) &&
+			(!keeps || delete_legacy_ids(&M.from, M.schema)) &&
 			exec_sql(&M.from, sql, 0) &&
 			exec_sql(&M.from,
 					 "SELECT shardid.unregister_shard($1::integer) "
@@ -449,7 +443,6 @@ run_drop_source(void)
 					 "AND schema_name = $2::name)", 2, M.shard_s, M.schema) &&
 			journal_write(&M.from, "source", "dropped") && commit(&M.from);
 		free(sql);
-		free(has_legacy);
 	}
 	if (!ok)
 	{
