@@ -5,7 +5,8 @@
 # run as the postgres OS user, stopped at exit even on failure), $move (the
 # shardid-move to run: $SHARDID_MOVE, else the installed one, else the
 # checkout's), conn PORT and on PORT psql-args... for database app (where
-# test/lib_script.sh's mallory works), move_servers and events_shard.
+# test/lib_script.sh's mallory works), move_servers, events_shard, and a
+# move paused at a pause point: move_paused, move_go, paused_or_gone.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -13,6 +14,35 @@ SHARDID_TMP=""		# its own directory and servers, removed at exit
 move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
 [ -x "$move" ] || move=src/move/shardid-move
 chmod 777 "$SHARDID_TMP"
+
+# a move paused at a pause point (SHARDID_MOVE_PAUSE_AT): it pauses while
+# $marker exists; $pid is the move still running, killed at exit
+marker="$SHARDID_TMP/paused"
+pid=""
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
+# paused_or_gone: the move paused, or it ended (without pausing)
+paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
+# move_paused LABEL POINT LOG [move options...]: $move with the options in
+# the background (output to LOG), $pid; waits until it paused at POINT,
+# else fails the script with LABEL and LOG (and returns 1)
+move_paused() {
+	local label=${1:+$1: } at=$2 log=$3
+	shift 3
+	rm -f "$marker"
+	SHARDID_MOVE_PAUSE_AT=$at SHARDID_MOVE_PAUSE_FILE=$marker "$move" "$@" >"$log" 2>&1 &
+	pid=$!
+	wait_until "${label}the move paused at $at" paused_or_gone
+	[ -e "$marker" ] || { fail "${label}the move did not pause: $(cat "$log")"; return 1; }
+}
+# move_go: lets the paused move go on; returns its exit status
+move_go() {
+	local status
+	rm -f "$marker"
+	wait "$pid"
+	status=$?
+	pid=""
+	return "$status"
+}
 
 # what an online move needs of both servers
 LOGICAL=("wal_level = logical" "max_wal_senders = 10" "max_replication_slots = 10")

@@ -16,9 +16,6 @@
 # new table.
 . "$(dirname "$0")/lib.bash"
 move_servers 430 2 "${LOGICAL[@]}" || exit 1
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1
 done
@@ -28,27 +25,19 @@ CREATE TABLE shard_0006.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6, 1), 
 SELECT shardid.register_shard(6, 'shard_0006');
 INSERT INTO shard_0006.t (n) SELECT g FROM generate_series(1, 100) g;
 SQL
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 
 late_table() {	# late_table LABEL PAUSE_POINT ERROR [--online]: a table made while the move pauses there
 	local label=$1 at=$2 table=late_$2 error=$3 out status
 	table=${table//-/_}
 	error=${error//TABLE/$table}
 	shift 3
-	rm -f "$marker"
-	SHARDID_MOVE_PAUSE_AT=$at SHARDID_MOVE_PAUSE_FILE=$marker \
-		"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" "$@" >"$SHARDID_TMP/move.log" 2>&1 &
-	pid=$!
-	wait_until "$label: the move paused at $at" paused_or_gone
-	[ -e "$marker" ] || fail "$label: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+	move_paused "$label" "$at" "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" "$@"
 	on "$a" >/dev/null <<SQL || fail "$label: the migration on a"
 CREATE TABLE shard_0006.$table (id bigint PRIMARY KEY DEFAULT shardid.next_id(6, 1), n int);
 INSERT INTO shard_0006.$table (n) SELECT g FROM generate_series(1, 5) g;
 SQL
-	rm -f "$marker"
-	wait "$pid"
+	move_go
 	status=$?
-	pid=""
 	out=$(cat "$SHARDID_TMP/move.log")
 	echo "$out" | grep "error" | sed 's/^/  | /'
 	expect "$status" = 1 "$label: exit status of the move"
@@ -72,17 +61,10 @@ late_table "online, in the catch-up" catch-up "$changed" --online
 # a column added on a while the move pauses after its verification: the
 # copy lacks it (the move used to cut over without it, and inserts that
 # name it failed on b)
-rm -f "$marker"
-SHARDID_MOVE_PAUSE_AT=verify SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1 &
-pid=$!
-wait_until "a column: the move paused at verify" paused_or_gone
-[ -e "$marker" ] || fail "a column: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+move_paused "a column" verify "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")"
 on "$a" -c "ALTER TABLE shard_0006.t ADD COLUMN note text NOT NULL DEFAULT 'x'" >/dev/null || fail "a column: the migration on a"
-rm -f "$marker"
-wait "$pid"
+move_go
 status=$?
-pid=""
 out=$(cat "$SHARDID_TMP/move.log")
 echo "$out" | grep "error" | sed 's/^/  | /'
 expect "$status" = 1 "a column: exit status of the move"

@@ -18,9 +18,6 @@
 # Her code never runs as a superuser, and the move after her DDL succeeds.
 . "$(dirname "$0")/lib.bash"
 move_servers 460 2 || exit 1
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1
 	mallory_role "$p" || exit 1
@@ -39,20 +36,12 @@ CREATE TABLE shard_0006.m (id bigint PRIMARY KEY, n int);
 INSERT INTO shard_0006.m SELECT g, g FROM generate_series(1, 10) g;
 SQL
 mallory_mark "$a" "$b"
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 paused_move() {	# paused_move FROM TO: a move paused after its verification
-	rm -f "$marker"
-	SHARDID_MOVE_PAUSE_AT=verify SHARDID_MOVE_PAUSE_FILE=$marker \
-		"$move" --shard 6 --from "$(conn "$1")" --to "$(conn "$2")" --drop-source --yes >"$SHARDID_TMP/move.log" 2>&1 &
-	pid=$!
-	wait_until "the move paused at verify" paused_or_gone
-	[ -e "$marker" ] || fail "the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+	move_paused "" verify "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$1")" --to "$(conn "$2")" --drop-source --yes
 }
 resume() {	# resume: the paused move let go, its exit status in $status
-	rm -f "$marker"
-	wait "$pid"
+	move_go
 	status=$?
-	pid=""
 	grep "error" "$SHARDID_TMP/move.log" | sed 's/^/  | /'
 }
 

@@ -15,9 +15,6 @@
 # the move cut over without the table and its rows).
 . "$(dirname "$0")/lib.bash"
 move_servers 470 3 || exit 1
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" -c "CREATE SCHEMA other" >/dev/null || exit 1
 done
@@ -38,20 +35,12 @@ CREATE TABLE shard_0007.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7, 1), 
 SELECT shardid.register_shard(7, 'shard_0007');
 INSERT INTO shard_0007.t (n) SELECT g FROM generate_series(1, 10) g;
 SQL
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 during() {	# during LABEL SQL [FROM SHARD]: SQL run on FROM (a) while a move of SHARD (6) to b pauses at verify; $status, $out
 	local label=$1 from=${3:-$a} shard=${4:-6}
-	rm -f "$marker"
-	SHARDID_MOVE_PAUSE_AT=verify SHARDID_MOVE_PAUSE_FILE=$marker \
-		"$move" --shard "$shard" --from "$(conn "$from")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1 &
-	pid=$!
-	wait_until "$label: the move paused at verify" paused_or_gone
-	[ -e "$marker" ] || fail "$label: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+	move_paused "$label" verify "$SHARDID_TMP/move.log" --shard "$shard" --from "$(conn "$from")" --to "$(conn "$b")"
 	on "$from" -c "$2" >/dev/null || fail "$label: the migration"
-	rm -f "$marker"
-	wait "$pid"
+	move_go
 	status=$?
-	pid=""
 	out=$(cat "$SHARDID_TMP/move.log")
 	echo "$out" | grep "error" | sed 's/^/  | /'
 }

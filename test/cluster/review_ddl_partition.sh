@@ -13,9 +13,6 @@
 # (paused after the verification) and online (in the catch-up).
 . "$(dirname "$0")/lib.bash"
 move_servers 450 2 "${LOGICAL[@]}" || exit 1
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" -c "CREATE SCHEMA other" >/dev/null || exit 1
 done
@@ -26,25 +23,17 @@ CREATE TABLE shard_0006.p1 PARTITION OF shard_0006.p FOR VALUES FROM (0) TO (100
 SELECT shardid.register_shard(6, 'shard_0006');
 INSERT INTO shard_0006.p (k) SELECT g FROM generate_series(1, 50) g;
 SQL
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 
 late_partition() {	# late_partition LABEL SCHEMA PAUSE_POINT LOW ERROR [--online]: a partition made there
 	local label=$1 schema=$2 at=$3 lo=$4 error=$5 out status
 	shift 5
-	rm -f "$marker"
-	SHARDID_MOVE_PAUSE_AT=$at SHARDID_MOVE_PAUSE_FILE=$marker \
-		"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" "$@" >"$SHARDID_TMP/move.log" 2>&1 &
-	pid=$!
-	wait_until "$label: the move paused at $at" paused_or_gone
-	[ -e "$marker" ] || fail "$label: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+	move_paused "$label" "$at" "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" "$@"
 	on "$a" >/dev/null <<SQL || fail "$label: the migration on a"
 CREATE TABLE $schema.p_$lo PARTITION OF shard_0006.p FOR VALUES FROM ($lo) TO ($lo + 100);
 INSERT INTO $schema.p_$lo (k) SELECT g FROM generate_series($lo, $lo + 4) g;
 SQL
-	rm -f "$marker"
-	wait "$pid"
+	move_go
 	status=$?
-	pid=""
 	out=$(cat "$SHARDID_TMP/move.log")
 	echo "$out" | grep "error" | sed 's/^/  | /'
 	expect "$status" = 1 "$label: exit status of the move"
