@@ -5,8 +5,9 @@
 # run as the postgres OS user, stopped at exit even on failure), $move (the
 # shardid-move to run: $SHARDID_MOVE, else the installed one, else the
 # checkout's), conn PORT and on PORT psql-args... for database app (where
-# test/lib_script.sh's mallory works), move_servers, events_shard, and a
-# move paused at a pause point: move_paused, move_go, paused_or_gone.
+# test/lib_script.sh's mallory works), move_servers, shard0_servers,
+# events_shard, and a move paused at a pause point: move_paused, move_go,
+# paused_or_gone.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -72,6 +73,19 @@ move_servers() {
 	a=$base
 	b=$((base + 1))
 	c=$((base + 2))
+}
+
+# shard0_servers PORT...: shardid created on each server, schema shard_0000
+# registered there as shard 0
+shard0_servers() {
+	local p
+	for p in "$@"; do
+		on "$p" >/dev/null <<'SQL' || return 1
+CREATE EXTENSION shardid;
+CREATE SCHEMA shard_0000;
+SELECT shardid.register_shard(0, 'shard_0000');
+SQL
+	done
 }
 
 # events_shard PORT ROWS [mallory]: shard 5 on server PORT, made by

@@ -19,13 +19,7 @@
 #   - --drop-source leaves no row of the dropped table in shardid.legacy_ids.
 . "$(dirname "$0")/lib.bash"
 move_servers 170 2 "${LOGICAL[@]}" || exit 1
-for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE SCHEMA shard_0000;
-SELECT shardid.register_shard(0, 'shard_0000');
-SQL
-done
+shard0_servers "$a" "$b" || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1
 CREATE SCHEMA shard_0004;
 CREATE TABLE shard_0004.orders (id bigserial PRIMARY KEY, n int NOT NULL);

@@ -12,8 +12,6 @@
 #   4. a second run while a move runs is refused, naming the first run's
 #      session (its pid), and the first move finishes.
 . "$(dirname "$0")/lib.bash"
-marker="$SHARDID_TMP/paused"
-pid=""
 squat=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$squat" ] && kill "$squat" 2>/dev/null; shardid_cleanup' EXIT
 
@@ -77,8 +75,6 @@ out=$("$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --abort 2>&1)
 expect "$?" = 1 "--abort while the move runs"
 echo "$out" | grep -q "another shardid-move is working on shard 5 with the --from server right now (its session there: pid $holder, application " ||
 	fail "the refusal does not name the running move's session (pid $holder): $out"
-rm -f "$marker"
-wait "$pid"
+move_go
 expect "$?" = 0 "the first move, after the refused second run"
-pid=""
 finish

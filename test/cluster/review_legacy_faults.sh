@@ -21,14 +21,9 @@
 move_servers 394 2 "${LOGICAL[@]}" "wal_retrieve_retry_interval = 200ms" || exit 1
 export TMPDIR="$SHARDID_TMP/tmp"
 mkdir -p "$TMPDIR"
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
+shard0_servers "$a" "$b" 2>/dev/null || exit 1
 for p in $a $b; do
 	on "$p" >/dev/null 2>&1 <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE SCHEMA shard_0000;
-SELECT shardid.register_shard(0, 'shard_0000');
 CREATE TABLE shard_0000.keep (id serial PRIMARY KEY);
 INSERT INTO shard_0000.keep DEFAULT VALUES;
 SELECT shardid.convert_table('shard_0000.keep', 0);
@@ -51,7 +46,6 @@ RANDOM=$seed
 src=$a
 dst=$b
 name_of() { [ "$1" = "$a" ] && echo a || echo b; }
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 tool() { out=$("$move" --shard 4 --from "$(conn "$src")" --to "$(conn "$dst")" "$@" 2>&1); }
 
 check() {	# check LABEL: the boundaries on both servers

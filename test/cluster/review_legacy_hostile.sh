@@ -24,15 +24,8 @@
 move_servers 398 2 || exit 1
 export TMPDIR="$SHARDID_TMP/tmp"
 mkdir -p "$TMPDIR"
-marker="$SHARDID_TMP/paused"
-pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
+shard0_servers "$a" "$b" || exit 1
 for p in $a $b; do
-	on "$p" >/dev/null <<'SQL' || exit 1
-CREATE EXTENSION shardid;
-CREATE SCHEMA shard_0000;
-SELECT shardid.register_shard(0, 'shard_0000');
-SQL
 	mallory_role "$p" || exit 1
 done
 on "$a" >/dev/null <<'SQL' || exit 1
@@ -62,7 +55,6 @@ killed_at_handover() {	# killed_at_handover LABEL: a move a -> b, killed once th
 	wait "$pid" 2>/dev/null
 	pid=""
 }
-paused_or_gone() { [ -e "$marker" ] || ! kill -0 "$pid" 2>/dev/null; }
 undone() {	# undone LABEL: the shard on a only, no boundary of shard 4 on b
 	expect "$(on "$a" -c "SELECT shardid.shard_schema(4)")" = shard_0004 "$1: shard 4 on a"
 	expect "$(on "$b" -c "SELECT shardid.shard_schema(4)")" = "" "$1: shard 4 on b"
@@ -112,10 +104,8 @@ as_mallory "$b" >/dev/null <<'SQL' || exit 1
 ALTER TABLE shard_0004.m_two RENAME TO m_gone;
 CREATE TABLE shard_0004.m_two (id bigint PRIMARY KEY);
 SQL
-rm -f "$marker"
-wait "$pid"
+move_go
 expect "$?" = 0 "swap on b: the move ($(cat "$SHARDID_TMP/move.log"))"
-pid=""
 expect "$(on "$b" -c "SELECT string_agg(format('%s/%s/%s', tab, legacy_below, trusted), ' ') FROM shardid.legacy_ids")" = "shard_0004.m_gone/201/t" \
 	"swap on b: the boundaries on b after the move"
 no_superuser_code "the moves" "$a" "$b"
