@@ -7,7 +7,7 @@
 # checkout's), conn PORT and on PORT psql-args... for database app (where
 # test/lib_script.sh's mallory works), move_servers, shard0_servers,
 # events_shard, and a move paused at a pause point: move_paused, move_go,
-# paused_or_gone.
+# move_stop, paused_or_gone.
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
 . test/lib_script.sh
@@ -40,6 +40,15 @@ move_go() {
 	local status
 	rm -f "$marker"
 	wait "$pid"
+	status=$?
+	pid=""
+	return "$status"
+}
+# move_stop SIGNAL: the move sent SIGNAL; returns its exit status
+move_stop() {
+	local status
+	kill -"$1" "$pid"
+	wait "$pid" 2>/dev/null
 	status=$?
 	pid=""
 	return "$status"

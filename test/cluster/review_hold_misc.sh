@@ -57,9 +57,7 @@ paused_move() {	# paused_move SHARD POINT LOG
 	wait_until "shard $1 paused at $2" test -e "$marker" || { kill "$pid"; cat "$3"; finish; }
 }
 killed() {	# killed: the paused move, by SIGKILL
-	kill -9 "$pid"
-	wait "$pid" 2>/dev/null
-	pid=""
+	move_stop 9
 }
 
 # 1. names, privileges, killed at "verify", --resume

@@ -89,10 +89,8 @@ for ((i = 1; i <= steps; i++)); do
 	pid=$!
 	wait_until "$label: the move paused or ended" paused_or_gone
 	[ -e "$marker" ] || { fail "$label: the move did not pause: $(cat "$SHARDID_TMP/move.log")"; break; }
-	kill -"$sig" "$pid"
-	wait "$pid" 2>/dev/null
+	move_stop "$sig"
 	status=$?
-	pid=""
 	if [ "$sig" = TERM ]; then
 		if [ "$status" = 3 ]; then tool --resume || fail "$label: --resume: $out"; fi
 	elif [ "$follow" = abort ]; then

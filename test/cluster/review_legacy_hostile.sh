@@ -44,16 +44,17 @@ UPDATE shardid.legacy_ids SET trusted = true;
 SQL
 mallory_mark "$a" "$b"
 
-killed_at_handover() {	# killed_at_handover LABEL: a move a -> b, killed once the hand-over is recorded
+at_handover() {	# at_handover LABEL: a move a -> b, paused once the hand-over is recorded
 	rm -f "$marker"
 	SHARDID_MOVE_PAUSE_AT=handover SHARDID_MOVE_PAUSE_FILE=$marker \
 		"$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1 &
 	pid=$!
 	wait_until "$1: the move paused" paused_or_gone
 	[ -e "$marker" ] || fail "$1: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
-	kill -KILL "$pid"
-	wait "$pid" 2>/dev/null
-	pid=""
+}
+killed_at_handover() {	# killed_at_handover LABEL: a move a -> b, killed once the hand-over is recorded
+	at_handover "$1"
+	move_stop KILL
 }
 undone() {	# undone LABEL: the shard on a only, no boundary of shard 4 on b
 	expect "$(on "$a" -c "SELECT shardid.shard_schema(4)")" = shard_0004 "$1: shard 4 on a"
@@ -94,12 +95,7 @@ undone "rename"
 # 99bd6b4 it went to her new table, by its name, and the copy of m_two,
 # with its 200 old ids, had none).
 as_mallory "$a" -c "ALTER TABLE shard_0004.m_three RENAME TO m_two" >/dev/null || exit 1
-rm -f "$marker"
-SHARDID_MOVE_PAUSE_AT=handover SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/move.log" 2>&1 &
-pid=$!
-wait_until "swap on b: the move paused" paused_or_gone
-[ -e "$marker" ] || fail "swap on b: the move did not pause: $(cat "$SHARDID_TMP/move.log")"
+at_handover "swap on b"
 as_mallory "$b" >/dev/null <<'SQL' || exit 1
 ALTER TABLE shard_0004.m_two RENAME TO m_gone;
 CREATE TABLE shard_0004.m_two (id bigint PRIMARY KEY);
