@@ -25,9 +25,9 @@ marker="$SHARDID_TMP/paused"
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT
 
-# move_paused FROM TO OPTION...: shard 5 moved in the background ($pid),
+# shard5_paused FROM TO OPTION...: shard 5 moved in the background ($pid),
 # pausing after its cutover; returns once it paused or ended (60 s at most)
-move_paused() {
+shard5_paused() {
 	local from=$1 to=$2 i
 	shift 2
 	rm -f "$marker"
@@ -87,7 +87,7 @@ expect "$(on "$b" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "room: jo
 expect "$(on "$a" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "room: freeze on a"
 
 # 2. the window between b's cut-over and a's last step
-move_paused "$a" "$b" --drop-source --yes
+shard5_paused "$a" "$b" --drop-source --yes
 [ -e "$marker" ] || { cat "$SHARDID_TMP/move.log"; fail "the move did not pause after the cutover"; finish; }
 grep -qF "shard 5 takes $(fmt_bytes "$size") on the --from server; the copy needs about" \
 	"$SHARDID_TMP/move.log" || fail "the estimate is not in the report: $(cat "$SHARDID_TMP/move.log")"
@@ -157,7 +157,7 @@ no_superuser_code "her event trigger (drop)" "$a"
 # 2b. the window lasts while a's last step waits: interrupted there, until --resume
 size=$(size_on "$b")
 need=$(needed "$size" "$a")
-move_paused "$b" "$a" --to-free="$need"
+shard5_paused "$b" "$a" --to-free="$need"
 # 4. --to-free exactly the estimate: accepted
 grep -qF "on the --to server, which has $(fmt_bytes "$need") free (--to-free)" \
 	"$SHARDID_TMP/move.log" || fail "--to-free = the estimate: $(cat "$SHARDID_TMP/move.log")"
