@@ -328,8 +328,11 @@ wait_clock(Server *s, const char *what_then)
 	"WHERE i.inhparent OPERATOR(pg_catalog.=) c.oid)"
 
 /*
- * The legacy boundaries of the shard's converted tables (convert_table()),
- * rows of shardid.legacy_ids on the --from server, which the copy of the
+ * copy_unchanged_legacy_rows(): fails the move when the tables of the
+ * schema on the --from server (names, columns, partitions) are no longer
+ * those of the copy; returns the legacy boundaries of the shard's
+ * converted tables (convert_table()), rows of shardid.legacy_ids on the
+ * --from server, which the copy of the
  * schema does not carry: as JSON for the cutover to record on the --to
  * server, NULL when there are none (or the --from server's shardid keeps
  * none, before 1.3, whose tables are compared all the same).  Without
@@ -350,7 +353,7 @@ wait_clock(Server *s, const char *what_then)
  * the cutover (no OID).
  */
 static char *
-legacy_rows(void)
+copy_unchanged_legacy_rows(void)
 {
 	char	   *rows = NULL;
 	char	   *copy = NULL;
@@ -407,7 +410,7 @@ legacy_rows(void)
 	free(sql);
 	free(copy);
 	if (res == NULL)
-		fail("could not read the legacy boundaries of schema \"%s\" on the --from server: %s",
+		fail("could not compare schema \"%s\" on the --from server with its copy: %s",
 			 M.schema, db_error());
 	if (PQgetvalue(res, 0, 0)[0] != '\0')
 	{
@@ -449,7 +452,7 @@ step_cutover(void)
 		warning_msg("the --to server has shardid older than 1.3, which keeps no floor of shard %d: "
 					"run ALTER EXTENSION shardid UPDATE there before it makes ids of the shard "
 					"(the update raises the floor of every registered shard)", M.shard);
-	legacy = legacy_rows();
+	legacy = copy_unchanged_legacy_rows();
 	if (legacy != NULL && !is(has_floor, "true"))
 		fail("schema \"%s\" holds tables converted by shardid.convert_table(), whose legacy boundaries "
 			 "the --to server's shardid (older than 1.3) cannot keep: run ALTER EXTENSION shardid UPDATE "
