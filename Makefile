@@ -7,15 +7,17 @@ OBJS = src/shardid.o src/shared.o src/stored.o src/floor.o src/mark.o src/sessio
 
 # The current SQL is kept once, in src/sql/shardid.sql; make builds from it
 # the install script of the release in shardid.control, with sections 0 and
-# 9 of 1.1--1.2.  Every SQL change of 1.3 is also written, as a delta, into
-# the update shardid--1.2--1.3.sql (which starts and ends with those two
+# 9 of 1.1--1.2.  Every SQL change of 1.4 is also written, as a delta, into
+# the update shardid--1.3--1.4.sql (which starts and ends with those two
 # sections, copied: an update script cannot include a file).  The released
-# scripts (1.0, 1.0--1.1, 1.1--1.2) never change; make builds from them the
-# install scripts of 1.1 and 1.2 and the direct update from 1.0 to 1.2,
-# whose first statements are section 0 of 1.1--1.2 (see that file).
+# scripts (1.0, 1.0--1.1, 1.1--1.2, 1.2--1.3) never change; make builds from
+# them the install scripts of 1.1 and 1.2 and the direct update from 1.0 to
+# 1.2, whose first statements are section 0 of 1.1--1.2 (see that file).
+# Version 1.3 has no install script of its own: CREATE EXTENSION shardid
+# VERSION '1.3' installs 1.2 and runs the released update to 1.3.
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" $(EXTENSION).control)
 DATA = $(EXTENSION)--1.0.sql $(EXTENSION)--1.0--1.1.sql $(EXTENSION)--1.1--1.2.sql \
-	$(EXTENSION)--1.2--1.3.sql $(EXTENSION)--1.0.control
+	$(EXTENSION)--1.2--1.3.sql $(EXTENSION)--1.3--1.4.sql $(EXTENSION)--1.0.control
 DATA_built = $(EXTENSION)--1.1.sql $(EXTENSION)--1.2.sql $(EXTENSION)--1.0--1.2.sql \
 	$(EXTENSION)--$(EXTVERSION).sql
 

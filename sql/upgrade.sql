@@ -108,11 +108,19 @@ SHOW row_security;
 DELETE FROM shardid.shard_registry WHERE shard = 77;
 DROP SCHEMA up_floor CASCADE;
 SELECT * FROM differs_from_fresh;
--- and 1.0 through 1.1 and 1.2, one release at a time
+-- the same from 1.3 (installed as 1.2 and the released update to 1.3)
+DROP EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.3';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT * FROM differs_from_fresh;
+-- and 1.0 through 1.1, 1.2 and 1.3, one release at a time
 DROP EXTENSION shardid;
 CREATE EXTENSION shardid VERSION '1.0';
 ALTER EXTENSION shardid UPDATE TO '1.1';
 ALTER EXTENSION shardid UPDATE TO '1.2';
+ALTER EXTENSION shardid UPDATE TO '1.3';
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 SELECT * FROM differs_from_fresh;

@@ -1,0 +1,203 @@
+/* shardid--1.3--1.4.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION shardid UPDATE TO '1.4'" to load this file. \quit
+
+-- =====================================================================
+-- 0. Schema shardid before anything else runs
+-- =====================================================================
+
+-- An install or update runs as a superuser (shardid is not trusted from 1.2
+-- on) in schema shardid, which may have existed before: made by another role
+-- for a trusted install of 1.0 or 1.1, or in advance, on purpose.  Whatever
+-- such a role left there (a function, an operator that the comparisons of
+-- this script would resolve to, a grant) would run, or stay usable, with the
+-- superuser's rights.
+--
+-- Taking the schema over here would not do: until this transaction commits,
+-- every other session still sees the former owner as the owner, and it could
+-- create objects in it while this script runs (waiting for one of its locks,
+-- say).  So the schema must be safe in the committed state before this
+-- script starts, and this block, which names nothing outside pg_catalog,
+-- refuses otherwise and says what to run first:
+--
+--  * the schema belongs to a superuser, and no other role holds any
+--    privilege on it but USAGE;
+--  * no transaction of a role that is no superuser that has written
+--    something and began before this one (when such a role may still have
+--    owned the schema or created in it) is still open: it waits up to a
+--    minute for them.  Nor a prepared transaction of such a role: it
+--    refuses;
+--  * the schema holds nothing that is not a member of shardid (or part of
+--    one) owned by a superuser.
+--
+-- The last check runs again at the end of this script (section 9).
+DO $section0$
+DECLARE
+    ext oid;
+    ns oid;
+    ns_name name;
+    ns_owner oid;
+    made_now boolean;
+    found text;
+    n integer := 0;
+BEGIN
+    SELECT e.oid, e.extnamespace INTO ext, ns
+    FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid';
+    SELECT s.nspname, s.nspowner, s.xmin OPERATOR(pg_catalog.=) pg_catalog.xid(pg_catalog.pg_current_xact_id())
+    INTO ns_name, ns_owner, made_now
+    FROM pg_catalog.pg_namespace s WHERE s.oid OPERATOR(pg_catalog.=) ns;
+
+    IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) ns_owner) THEN
+        RAISE EXCEPTION 'schema "%" belongs to role "%", which is not a superuser', ns_name,
+                        pg_catalog.pg_get_userbyid(ns_owner)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'shardid''s functions are called by superusers; a schema of another role could hold objects that would run in their place, and it could create them while this command runs.',
+                  HINT = pg_catalog.format('First, as a superuser, run and commit: ALTER SCHEMA %I OWNER TO %I; REVOKE ALL ON SCHEMA %I FROM PUBLIC CASCADE; GRANT USAGE ON SCHEMA %I TO PUBLIC; then run this command again (a new install may also drop the schema instead).',
+                                           ns_name, CURRENT_USER, ns_name, ns_name);
+    END IF;
+
+    SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                          ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END, ', ')
+    INTO found
+    FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
+    WHERE s.oid OPERATOR(pg_catalog.=) ns AND a.privilege_type OPERATOR(pg_catalog.<>) 'USAGE'
+      AND (a.grantee OPERATOR(pg_catalog.=) 0
+           OR NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) a.grantee));
+    IF found IS NOT NULL THEN
+        RAISE EXCEPTION 'roles other than superusers may create objects in schema "%"', ns_name
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('CREATE on it is granted to %s.', found),
+                  HINT = pg_catalog.format('First run and commit: REVOKE ALL ON SCHEMA %I FROM %s CASCADE; GRANT USAGE ON SCHEMA %I TO PUBLIC; then run this command again.',
+                                           ns_name, found, ns_name);
+    END IF;
+
+    -- A schema made before this transaction may have had another owner or
+    -- other grants until lately: an object that an open transaction of such
+    -- a role made in it is not visible yet.  (Superusers are trusted.)
+    IF NOT made_now THEN
+        SELECT pg_catalog.string_agg(p.gid OPERATOR(pg_catalog.||) ' (' OPERATOR(pg_catalog.||) p.owner OPERATOR(pg_catalog.||) ')', ', ')
+        INTO found
+        FROM pg_catalog.pg_prepared_xacts p JOIN pg_catalog.pg_roles r ON r.rolname OPERATOR(pg_catalog.=) p.owner
+        WHERE p.database OPERATOR(pg_catalog.=) pg_catalog.current_database() AND NOT r.rolsuper;
+        IF found IS NOT NULL THEN
+            RAISE EXCEPTION 'prepared transactions of roles other than superusers are pending in this database'
+                USING ERRCODE = 'object_in_use',
+                      DETAIL = pg_catalog.format('Pending: %s. Objects they made in schema %I would not be seen.', found, ns_name),
+                      HINT = 'Commit or roll them back (COMMIT PREPARED, ROLLBACK PREPARED), and run this command again.';
+        END IF;
+        WHILE EXISTS (SELECT FROM pg_catalog.pg_stat_activity a JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.usesysid
+                      WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                        AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                        AND a.xact_start OPERATOR(pg_catalog.<) pg_catalog.transaction_timestamp()
+                        AND a.backend_xid IS NOT NULL AND NOT r.rolsuper) LOOP
+            n := n OPERATOR(pg_catalog.+) 1;
+            IF n OPERATOR(pg_catalog.>) 600 THEN
+                RAISE EXCEPTION 'transactions of roles other than superusers that began before this one are still open'
+                    USING ERRCODE = 'lock_not_available',
+                          DETAIL = pg_catalog.format('Objects such a transaction made in schema %I while it could would not be seen.', ns_name),
+                          HINT = 'Run the command again when those sessions are idle (see pg_stat_activity, column xact_start).';
+            END IF;
+            PERFORM pg_catalog.pg_sleep(0.1);
+        END LOOP;
+    END IF;
+
+    -- anything in the schema that is not a member of shardid (or part of
+    -- one, like a table's row type or index) owned by a superuser
+    WITH RECURSIVE ours(classid, objid) AS (
+        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid
+          AND d.refobjid OPERATOR(pg_catalog.=) ext AND d.deptype OPERATOR(pg_catalog.=) 'e'
+        UNION
+        SELECT d.classid, d.objid FROM pg_catalog.pg_depend d
+        JOIN ours o ON d.refclassid OPERATOR(pg_catalog.=) o.classid AND d.refobjid OPERATOR(pg_catalog.=) o.objid
+        WHERE d.deptype OPERATOR(pg_catalog.=) ANY ('{i,a}'::pg_catalog."char"[])
+    ), present(classid, objid, owner) AS (
+        SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.proowner FROM pg_catalog.pg_proc x WHERE x.pronamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.relowner FROM pg_catalog.pg_class x WHERE x.relnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.typowner FROM pg_catalog.pg_type x WHERE x.typnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_operator'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.oprowner FROM pg_catalog.pg_operator x WHERE x.oprnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_collation'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.collowner FROM pg_catalog.pg_collation x WHERE x.collnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_conversion'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.conowner FROM pg_catalog.pg_conversion x WHERE x.connamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_opclass'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.opcowner FROM pg_catalog.pg_opclass x WHERE x.opcnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_opfamily'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.opfowner FROM pg_catalog.pg_opfamily x WHERE x.opfnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.stxowner FROM pg_catalog.pg_statistic_ext x WHERE x.stxnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_config'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.cfgowner FROM pg_catalog.pg_ts_config x WHERE x.cfgnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_dict'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.dictowner FROM pg_catalog.pg_ts_dict x WHERE x.dictnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_parser'::pg_catalog.regclass::pg_catalog.oid, x.oid, NULL::pg_catalog.oid FROM pg_catalog.pg_ts_parser x WHERE x.prsnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_ts_template'::pg_catalog.regclass::pg_catalog.oid, x.oid, NULL::pg_catalog.oid FROM pg_catalog.pg_ts_template x WHERE x.tmplnamespace OPERATOR(pg_catalog.=) ns
+        UNION ALL SELECT 'pg_catalog.pg_extension'::pg_catalog.regclass::pg_catalog.oid, x.oid, x.extowner FROM pg_catalog.pg_extension x
+                  WHERE x.extnamespace OPERATOR(pg_catalog.=) ns AND x.oid OPERATOR(pg_catalog.<>) ext
+    )
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s %s (owner %s)', i.type, i.identity,
+                                                   COALESCE(pg_catalog.pg_get_userbyid(p.owner)::pg_catalog.text, '-')),
+                                 ', ' ORDER BY i.type, i.identity)
+    INTO found
+    FROM present p, pg_catalog.pg_identify_object(p.classid, p.objid, 0) i
+    WHERE NOT EXISTS (SELECT FROM ours o WHERE o.classid OPERATOR(pg_catalog.=) p.classid
+                                            AND o.objid OPERATOR(pg_catalog.=) p.objid)
+       OR p.owner IS NOT NULL AND NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+                                       WHERE r.oid OPERATOR(pg_catalog.=) p.owner);
+    IF found IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" holds objects that are not part of extension shardid', ns_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('Found: %s.  Another role may have created them to be run in place of shardid''s own functions and operators.', found),
+                  HINT = 'A superuser should find out who created them, remove them from the extension if they were added to it (ALTER EXTENSION shardid DROP ...), drop them, and run the command again.';
+    END IF;
+END
+$section0$;
+
+-- =====================================================================
+-- 1. The changes of release 1.4
+-- =====================================================================
+--
+-- The update from 1.3 to 1.4.  Section 0 above and section 9 below are
+-- those of shardid--1.1--1.2.sql as released, word for word: every update
+-- script checks schema shardid first and last, and an extension script
+-- cannot include another file.  Between them, the delta.
+--
+-- Every SQL change of release 1.4 is made in src/sql/shardid.sql and
+-- written here too, as the statements that bring a 1.3 install to it
+-- (sql/upgrade.sql proves that every path to 1.4 equals a fresh install).
+
+-- =====================================================================
+-- 9. Last: the privileges and objects of schema shardid as meant
+-- =====================================================================
+
+-- Default privileges (ALTER DEFAULT PRIVILEGES) of the role running this
+-- script applied to every object it made.  Whatever they granted beyond
+-- what this script means goes: every privilege of roles other than the
+-- owner (but the registry's writers, pg_database_owner), and on tables
+-- and views everything but SELECT for PUBLIC.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT CASE c.relkind WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+               pg_catalog.format('%I.%I', n.nspname, c.relname) AS object, a.grantee
+        FROM pg_catalog.pg_class c
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+        CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a
+        WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid'
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner AND a.grantee OPERATOR(pg_catalog.<>) 0
+          AND NOT (c.relname OPERATOR(pg_catalog.=) 'shard_registry'
+                   AND a.grantee OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid)
+        UNION
+        SELECT DISTINCT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END,
+               p.oid::pg_catalog.regprocedure::pg_catalog.text, a.grantee
+        FROM pg_catalog.pg_proc p
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+        WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid'
+          AND a.grantee OPERATOR(pg_catalog.<>) p.proowner AND a.grantee OPERATOR(pg_catalog.<>) 0
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %I CASCADE', g.kind, g.object,
+                                  pg_catalog.pg_get_userbyid(g.grantee));
+    END LOOP;
+END
+$$;
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON ALL TABLES IN SCHEMA shardid FROM PUBLIC;
+
+-- What section 0 checked, once more: nothing in the schema but shardid's own.
+SELECT shardid.check_no_foreign_objects();
