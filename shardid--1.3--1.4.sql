@@ -160,6 +160,34 @@ $section0$;
 -- written here too, as the statements that bring a 1.3 install to it
 -- (sql/upgrade.sql proves that every path to 1.4 equals a fresh install).
 
+-- The floor at the moment a restore gives (1.4): pg_dump writes a table's
+-- rows before its indexes and keys, so the end of every CREATE INDEX and
+-- ALTER TABLE that makes a key or index of a table of a registered shard's
+-- schema (or of a table inheriting from one), attaches a partition or
+-- enables triggers again (a data-only restore with --disable-triggers)
+-- reads that table's newest ids of the shard and raises its floor.  A
+-- whole-database restore, a schema restored into a registered one,
+-- pg_restore -j and --clean need no step.  ALWAYS: also under
+-- session_replication_role = replica.
+CREATE FUNCTION shardid.floor_after_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'shardid_floor_after_ddl'
+LANGUAGE C;
+
+COMMENT ON FUNCTION shardid.floor_after_ddl() IS
+'event trigger function of shardid_floor: raises the floor of a registered shard when a key or index of one of its tables is made (a restore''s post-data section)';
+
+REVOKE ALL ON FUNCTION shardid.floor_after_ddl() FROM PUBLIC;
+
+CREATE EVENT TRIGGER shardid_floor ON ddl_command_end
+    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE')
+    EXECUTE FUNCTION shardid.floor_after_ddl();
+
+ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
+
+COMMENT ON EVENT TRIGGER shardid_floor IS
+'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached or triggers enabled again: a restore needs no step';
+
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant
 -- =====================================================================

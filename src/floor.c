@@ -31,15 +31,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
@@ -49,6 +58,13 @@
 #include "settings.h"
 #include "shared.h"
 #include "stored.h"
+
+/*
+ * Set while floor_after_ddl() writes a floor it read itself from one table:
+ * the registry's trigger takes it as given and reads no other table (those
+ * of the schema may be locked by the other jobs of a pg_restore -j).
+ */
+static bool floor_read_by_ddl = false;
 
 /* a column of the registry, by name, or an error */
 static int
@@ -114,6 +130,27 @@ warn_incomplete(int32 shard, const ShardidStoredColumn *col)
 					 column_text(col->relid, col->attnum), shard)));
 }
 
+/* the newest id of the columns read (freed), warning of what was not read */
+static int64
+newest_of(int32 shard, List *columns)
+{
+	int64		newest = -1;
+	ListCell   *lc;
+
+	foreach(lc, columns)
+	{
+		ShardidStoredColumn *col = lfirst(lc);
+
+		if (col->beyond >= 0)
+			warn_beyond(shard, col);
+		if (!col->complete)
+			warn_incomplete(shard, col);
+		newest = Max(newest, col->newest);
+	}
+	list_free_deep(columns);
+	return newest;
+}
+
 /* make the shard's ids sort after floor_id, as far as this server can */
 static void
 apply_floor(int32 shard, int64 floor_id)
@@ -166,7 +203,6 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	Oid			nsp;
 	int64		floor_id = -1;
 	List	   *columns;
-	ListCell   *lc;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
@@ -210,19 +246,15 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	if (floor_id >= 0 && shardid_unpack_shard(floor_id) != shard)
 		floor_id = -1;			/* not an id of this shard */
 
-	columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
-								  GetUserId());
-	foreach(lc, columns)
+	if (!floor_read_by_ddl)
 	{
-		ShardidStoredColumn *col = lfirst(lc);
+		int64		newest;
 
-		if (col->beyond >= 0)
-			warn_beyond(shard, col);
-		if (!col->complete)
-			warn_incomplete(shard, col);
-		floor_id = Max(floor_id, col->newest);
+		columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
+									  GetUserId());
+		newest = newest_of(shard, columns);
+		floor_id = Max(floor_id, newest);
 	}
-	list_free_deep(columns);
 
 	if (floor_id >= 0)
 	{
@@ -323,4 +355,192 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(store, tupdesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * Whether an ALTER TABLE can bring rows into the table or make its ids
+ * readable: a key or index added (a restore's post-data section), a column
+ * retyped, a partition attached or a parent inherited, triggers enabled
+ * again (pg_restore --data-only --disable-triggers ends with that).
+ */
+static bool
+alter_brings_ids(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		switch (cmd->subtype)
+		{
+			case AT_AddConstraint:
+			case AT_AddIndex:
+			case AT_AddIndexConstraint:
+			case AT_AlterColumnType:
+			case AT_AttachPartition:
+			case AT_AddInherit:
+			case AT_EnableTrig:
+			case AT_EnableAlwaysTrig:
+			case AT_EnableReplicaTrig:
+			case AT_EnableTrigAll:
+			case AT_EnableTrigUser:
+				return true;
+			default:
+				break;
+		}
+	}
+	return false;
+}
+
+/* relid and the namespaces of every table it inherits from, however deep */
+static pg_noinline List *
+namespaces_up(Oid relid)
+{
+	List	   *todo = list_make1_oid(relid);
+	List	   *seen = NIL;
+	List	   *out = NIL;
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+
+	while (todo != NIL)
+	{
+		Oid			rel = linitial_oid(todo);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		todo = list_delete_first(todo);
+		if (list_member_oid(seen, rel))
+			continue;
+		seen = lappend_oid(seen, rel);
+		out = list_append_unique_oid(out, get_rel_namespace(rel));
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(rel));
+		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
+								  NULL, 1, &key);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+			todo = lappend_oid(todo, ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent);
+		systable_endscan(scan);
+	}
+	table_close(inherits, AccessShareLock);
+	list_free(seen);
+	return out;
+}
+
+PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
+
+/*
+ * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
+ * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
+ * of a table (or brought rows in: a partition attached, triggers enabled
+ * again) whose schema, or the schema of a table it inherits from, holds a
+ * registered shard, it reads that table's newest ids of the shard and
+ * raises the shard's floor to them.
+ *
+ * That is the moment a restore gives: pg_dump writes the rows before the
+ * indexes, so a whole-database restore (the registry's rows restored before
+ * the shard tables have indexes, or rows), a schema restored into a schema
+ * already registered (pg_restore -n, --clean), pg_restore -j, a plain dump
+ * through psql, and a data-only restore with --disable-triggers (which
+ * enables them again at its end) all raise the floors by themselves.  The
+ * floor is written as the bootstrap superuser in a security-restricted
+ * operation: the role that made the index may be any table owner, and
+ * what is written is only what was read (bounded, as at a registration).
+ * Only the table of the command is read, since pg_restore -j builds the
+ * indexes of the schema's other tables at the same time in other sessions
+ * (reading them would wait for their locks, and they for ours).
+ */
+Datum
+shardid_floor_after_ddl(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	RangeVar   *rv = NULL;
+	Oid			relid;
+	char		kind;
+	List	   *namespaces;
+	ListCell   *lc;
+	Oid			save_userid;
+	int			save_sec_context;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("shardid.floor_after_ddl() must be an event trigger on ddl_command_end")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (IsBinaryUpgrade)
+		PG_RETURN_VOID();		/* pg_upgrade: tables without their files */
+	if (IsA(trigdata->parsetree, IndexStmt))
+		rv = ((IndexStmt *) trigdata->parsetree)->relation;
+	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
+			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
+		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
+	if (rv == NULL)
+		PG_RETURN_VOID();
+	/* the command holds its lock on the table */
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(relid))
+		PG_RETURN_VOID();
+	kind = get_rel_relkind(relid);
+	if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
+		kind != RELKIND_MATVIEW)
+		PG_RETURN_VOID();
+	if (!OidIsValid(shardid_registry_relid()))
+		PG_RETURN_VOID();
+
+	namespaces = namespaces_up(relid);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		foreach(lc, namespaces)
+		{
+			char	   *nspname = get_namespace_name(lfirst_oid(lc));
+			Oid			argtypes[2] = {TEXTOID, INT8OID};
+			Datum		args[2];
+			bool		isnull;
+			int32		shard;
+			int64		newest;
+
+			if (nspname == NULL)
+				continue;
+			args[0] = CStringGetTextDatum(nspname);
+			if (SPI_execute_with_args("SELECT r.shard FROM shardid.shard_registry r "
+									  "WHERE r.schema_name::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+									  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+				elog(ERROR, "reading shardid.shard_registry failed");
+			if (SPI_processed != 1)
+				continue;
+			shard = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 1, &isnull));
+			if (isnull || !shardid_shard_ok(shard))
+				continue;
+			newest = newest_of(shard,
+							   shardid_stored_read_table(relid, shard,
+														 shardid_stored_bound(shard)));
+			if (newest < 0)
+				continue;
+			args[0] = Int32GetDatum(shard);
+			args[1] = Int64GetDatum(newest);
+			argtypes[0] = INT4OID;
+			floor_read_by_ddl = true;
+			if (SPI_execute_with_args("UPDATE shardid.shard_registry r SET floor_id = $2 "
+									  "WHERE r.shard OPERATOR(pg_catalog.=) $1 "
+									  "AND (r.floor_id IS NULL OR r.floor_id OPERATOR(pg_catalog.<) $2)",
+									  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "raising the floor of shard %d failed", shard);
+			floor_read_by_ddl = false;
+		}
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		floor_read_by_ddl = false;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	PG_RETURN_VOID();
 }

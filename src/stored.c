@@ -131,19 +131,28 @@ shardid_stored_bound(int32 shard)
 	return shardid_pack(millis, shard, SHARDID_SEQ_MASK);
 }
 
-/* a plain btree index on a bigint column, its first key column */
-static bool
-usable_index(Relation index)
+/*
+ * The key position (0-based) of column attnum in index when the index can
+ * be read for it: a valid btree index without a predicate in which the
+ * column itself (not an expression of it) is a key column of int8_ops, at
+ * any position; -1 otherwise.  Other key columns may be expressions: the
+ * column's own value is read from the index tuple.
+ */
+static int
+id_key_position(Relation index, AttrNumber attnum)
 {
 	Form_pg_index form = index->rd_index;
+	int			k;
 
-	return form->indisvalid &&
-		index->rd_rel->relam == BTREE_AM_OID &&
-		form->indkey.values[0] > 0 &&
-		heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
-		heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) &&
-		index->rd_opfamily[0] == INTEGER_BTREE_FAM_OID &&
-		index->rd_opcintype[0] == INT8OID;
+	if (!form->indisvalid || index->rd_rel->relam != BTREE_AM_OID ||
+		!heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL))
+		return -1;
+	for (k = 0; k < IndexRelationGetNumberOfKeyAttributes(index); k++)
+		if (form->indkey.values[k] == attnum &&
+			index->rd_opfamily[k] == INTEGER_BTREE_FAM_OID &&
+			index->rd_opcintype[k] == INT8OID)
+			return k;
+	return -1;
 }
 
 /*
@@ -233,9 +242,66 @@ newest_in_index(Relation heap, Relation index, int32 shard, int64 hi, int64 lo,
 }
 
 /*
+ * The same for a column that is a later key column of the index (PRIMARY
+ * KEY (tenant_id, id)): its entries are not in the column's order, so the
+ * whole index is read, its tuples only, and the heap is visited for an
+ * entry only when it would be the newest so far (dead entries are stepped
+ * over as above).  A scan, at the rare privileged moments that raise a
+ * floor (a registration, an index built by a restore, raise_floor()),
+ * never on the id path.
+ */
+static int64
+newest_by_scan(Relation heap, Relation index, int keypos, int32 shard,
+			   int64 hi, int64 lo)
+{
+	IndexScanDesc scan;
+	SnapshotData dirty;
+	TupleTableSlot *slot;
+	int64		found = -1;
+	uint32		n = 0;
+
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(heap, NULL);
+	scan = shardid_index_beginscan(heap, index, &dirty, 0);
+	scan->xs_want_itup = true;
+	index_rescan(scan, NULL, 0, NULL, 0);
+	while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	{
+		bool		isnull;
+		int64		v = DatumGetInt64(index_getattr(scan->xs_itup, keypos + 1,
+													scan->xs_itupdesc, &isnull));
+
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (isnull || v < lo || v > hi || v <= found ||
+			shardid_unpack_shard(v) != shard)
+			continue;
+		if (index_fetch_heap(scan, slot))
+			found = v;
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	return found;
+}
+
+/* the newest id of shard in [lo, hi] of the column at keypos of index */
+static int64
+newest_at(Relation heap, Relation index, int keypos, int32 shard, int64 hi,
+		  int64 lo, bool *complete)
+{
+	*complete = true;
+	if (hi < lo)
+		return -1;
+	if (keypos == 0)
+		return newest_in_index(heap, index, shard, hi, lo, complete);
+	return newest_by_scan(heap, index, keypos, shard, hi, lo);
+}
+
+/*
  * The newest id of shard at or below bound in the bigint column attnum of
- * rel (opened and locked by the caller), through the first usable index on
- * it; -1: none.  *read: whether there was such an index.
+ * rel (opened and locked by the caller), through the first index that
+ * leads with it (one descent: set_id()'s first id of a backend); -1: none.
+ * *read: whether there was such an index.
  */
 int64
 shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
@@ -250,7 +316,7 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 	{
 		Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
 
-		if (usable_index(index) && index->rd_index->indkey.values[0] == attnum)
+		if (id_key_position(index, attnum) == 0)
 		{
 			bool		complete;
 
@@ -265,43 +331,116 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
 	return newest;
 }
 
-/* read every id column of the leaf table rel into *out */
+/*
+ * Read every id column of the leaf table rel into *out: every bigint key
+ * column of a readable index (id_key_position()), each column once,
+ * through an index that leads with it where there is one (descents), else
+ * through the index where it comes earliest (a scan).
+ */
 static void
 read_table(Relation rel, int32 shard, int64 bound, List **out)
 {
 	List	   *indexes = RelationGetIndexList(rel);
-	List	   *done = NIL;
-	ListCell   *ic;
+	TupleDesc	desc = RelationGetDescr(rel);
 	int64		top = shardid_pack(SHARDID_SIGN_MILLIS - 1, shard, SHARDID_SEQ_MASK);
+	AttrNumber	attnum;
 
-	foreach(ic, indexes)
+	for (attnum = 1; attnum <= desc->natts; attnum++)
 	{
-		Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
-		AttrNumber	attnum = index->rd_index->indkey.values[0];
+		Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
+		Oid			best = InvalidOid;
+		int			best_pos = INT_MAX;
+		ListCell   *ic;
 
-		if (usable_index(index) && !list_member_int(done, attnum))
+		if (att->attisdropped || getBaseType(att->atttypid) != INT8OID)
+			continue;
+		foreach(ic, indexes)
+		{
+			Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
+			int			k = id_key_position(index, attnum);
+
+			if (k >= 0 && k < best_pos)
+			{
+				best = RelationGetRelid(index);
+				best_pos = k;
+			}
+			index_close(index, AccessShareLock);
+		}
+		if (OidIsValid(best))
 		{
 			ShardidStoredColumn *col = palloc0(sizeof(ShardidStoredColumn));
-
+			Relation	index = index_open(best, AccessShareLock);
 			bool		beyond_complete;
 
 			col->relid = RelationGetRelid(rel);
 			col->attnum = attnum;
-			col->indexid = RelationGetRelid(index);
-			col->newest = bound < 0 ? -1 :
-				newest_in_index(rel, index, shard, bound, 0, &col->complete);
-			if (bound < 0)
-				col->complete = true;
+			col->indexid = best;
+			col->newest = newest_at(rel, index, best_pos, shard, bound, 0,
+									&col->complete);
 			/* above the bound: only to report (never followed) */
-			col->beyond = newest_in_index(rel, index, shard, top,
-										  Max(bound, -1) + 1, &beyond_complete);
+			col->beyond = newest_at(rel, index, best_pos, shard, top,
+									Max(bound, -1) + 1, &beyond_complete);
+			index_close(index, AccessShareLock);
 			*out = lappend(*out, col);
-			done = lappend_int(done, attnum);
 		}
-		index_close(index, AccessShareLock);
 	}
-	list_free(done);
 	list_free(indexes);
+}
+
+/*
+ * Read table relid and every table that inherits from it (not those in
+ * *seen) into *out, and let go of their locks.
+ */
+static void
+read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
+{
+	List	   *family;
+	ListCell   *fc;
+
+	LockRelationOid(relid, AccessShareLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return;					/* dropped meanwhile */
+	}
+	family = find_all_inheritors(relid, AccessShareLock, NULL);
+	foreach(fc, family)
+	{
+		Oid			member = lfirst_oid(fc);
+		Relation	rel;
+
+		if (list_member_oid(*seen, member))
+			continue;
+		*seen = lappend_oid(*seen, member);
+		rel = try_relation_open(member, NoLock);
+		if (rel == NULL)
+			continue;
+
+		/*
+		 * Not the shard's: temporary tables (another session's cannot be
+		 * read); not readable: unlogged tables during recovery (doctor() on
+		 * a standby), empty there.
+		 */
+		if ((rel->rd_rel->relkind == RELKIND_RELATION ||
+			 rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+			rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
+			!(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+			  RecoveryInProgress()))
+			read_table(rel, shard, bound, out);
+		relation_close(rel, NoLock);
+	}
+
+	/*
+	 * Read: let go at once.  A registration of thousands of shards in one
+	 * transaction (the update from 1.2, raise_floor() of every shard after
+	 * pg_upgrade) would otherwise hold a lock on every table of the
+	 * database, more than max_locks_per_transaction allows; the floor needs
+	 * no table to stay as it was.  (Locks the caller held before, such as
+	 * those of the DDL that fired the event trigger, stay.)
+	 */
+	foreach(fc, family)
+		UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
+	list_free(family);
 }
 
 /*
@@ -394,55 +533,31 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
 	foreach(lc, tables)
 	{
 		Oid			relid = lfirst_oid(lc);
-		List	   *family;
-		ListCell   *fc;
 
 		/* a child of a table of the schema is read with its parent */
 		if (parent_among(relid, tables))
 			continue;
-		LockRelationOid(relid, AccessShareLock);
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		{
-			UnlockRelationOid(relid, AccessShareLock);
-			continue;			/* dropped meanwhile */
-		}
-		family = find_all_inheritors(relid, AccessShareLock, NULL);
-		foreach(fc, family)
-		{
-			Oid			member = lfirst_oid(fc);
-			Relation	rel;
-
-			if (list_member_oid(seen, member))
-				continue;
-			seen = lappend_oid(seen, member);
-			rel = try_relation_open(member, NoLock);
-			if (rel == NULL)
-				continue;
-			/*
-			 * Not the shard's: temporary tables (another session's cannot
-			 * be read); not readable: unlogged tables during recovery
-			 * (doctor() on a standby), empty there.
-			 */
-			if ((rel->rd_rel->relkind == RELKIND_RELATION ||
-				 rel->rd_rel->relkind == RELKIND_MATVIEW) &&
-				rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
-				!(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
-				  RecoveryInProgress()))
-				read_table(rel, shard, bound, &out);
-			relation_close(rel, NoLock);
-		}
-		/*
-		 * Read: let go at once.  A registration of thousands of shards in
-		 * one transaction (the update from 1.2, raise_floor() of every
-		 * shard after pg_upgrade) would otherwise hold a lock on every
-		 * table of the database, more than max_locks_per_transaction
-		 * allows; the floor needs no table to stay as it was.
-		 */
-		foreach(fc, family)
-			UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
-		list_free(family);
+		read_family(relid, shard, bound, &seen, &out);
 	}
 	list_free(tables);
+	list_free(seen);
+	return out;
+}
+
+/*
+ * The id columns of table relid and of every table that inherits from it,
+ * as shardid_stored_read() reads them for a schema: for the event trigger
+ * that raises a floor when an index or key of one table is made (a
+ * restore's post-data section), which must lock nothing but that table's
+ * family (pg_restore -j builds the indexes of a schema's tables at once).
+ */
+List *
+shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
+{
+	List	   *seen = NIL;
+	List	   *out = NIL;
+
+	read_family(relid, shard, bound, &seen, &out);
 	list_free(seen);
 	return out;
 }

@@ -16,7 +16,7 @@
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
-/* one id column read: a plain btree index leads with it */
+/* one id column read: a bigint key column of a btree index without predicate */
 typedef struct ShardidStoredColumn
 {
 	Oid			relid;			/* the table (a leaf: partitions one by one) */
@@ -31,6 +31,7 @@ extern Oid	shardid_registry_relid(void);
 extern int64 shardid_stored_bound(int32 shard);
 extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound,
 								 Oid reader);
+extern List *shardid_stored_read_table(Oid relid, int32 shard, int64 bound);
 extern int64 shardid_stored_newest_in(Relation rel, AttrNumber attnum,
 									  int32 shard, int64 bound, bool *read);
 
