@@ -104,3 +104,65 @@ DELETE FROM shardid.shard_registry WHERE shard IN (7, 11, 12, 13);
 DROP SCHEMA fl_7, fl_11, fl_12, fl_13 CASCADE;
 REVOKE ALL ON shardid.shard_registry FROM regress_shardid_floor;
 DROP ROLE regress_shardid_floor;
+
+-- 1.4: the id column at any key position of a btree index is read.
+-- PRIMARY KEY (tenant_id, id), the multi-tenant key: registration reads it
+-- (1.3 left the floor NULL), and so does an index built later (event
+-- trigger shardid_floor: the moment a restore's post-data section gives)
+CREATE SCHEMA fl_20;
+CREATE TABLE fl_20.t (tenant_id bigint, id bigint DEFAULT shardid.next_id(20), PRIMARY KEY (tenant_id, id));
+INSERT INTO fl_20.t VALUES (1, shardid.make_id(5000, 20, 3)), (9, shardid.make_id(4000, 20, 1)),
+                           (2, shardid.make_id(6000, 21, 0));
+SELECT shardid.register_shard(20, 'fl_20');
+SELECT shard, shardid.id_millis(floor_id) AS floor_millis, shardid.id_seq(floor_id) AS floor_seq
+FROM shardid.shard_registry WHERE shard = 20;
+CREATE TABLE fl_20.u (id bigint DEFAULT shardid.next_id(20), v int);
+INSERT INTO fl_20.u VALUES (shardid.make_id(7000, 20, 5), 1);
+SELECT shardid.id_millis(floor_id) AS before_index FROM shardid.shard_registry WHERE shard = 20;
+CREATE UNIQUE INDEX ON fl_20.u (v, id);
+SELECT shardid.id_millis(floor_id) AS after_index FROM shardid.shard_registry WHERE shard = 20;
+INSERT INTO fl_20.u VALUES (shardid.make_id(8000, 20, 0), 2);
+ALTER TABLE fl_20.u ADD PRIMARY KEY (id);
+SELECT shardid.id_millis(floor_id) AS after_key FROM shardid.shard_registry WHERE shard = 20;
+SELECT tab, id_column, shardid.id_millis(newest_id) AS newest_millis FROM shardid.stored_ids(20) ORDER BY 1, 2;
+
+-- shapes the floor cannot read are refused at registration, each with its
+-- reason and the statement that fixes it (a table with a primary key gets
+-- an index, not a second primary key), and doctor(scan_rows => false)
+-- names them
+CREATE SCHEMA fl_21;
+CREATE TABLE fl_21.hashed (id bigint DEFAULT shardid.next_id(21));
+CREATE INDEX ON fl_21.hashed USING hash (id);
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.hashed;
+CREATE TABLE fl_21.partial (k int PRIMARY KEY, id bigint DEFAULT shardid.next_id(21));
+CREATE UNIQUE INDEX ON fl_21.partial (id) WHERE id > 0;
+SELECT shardid.register_shard(21, 'fl_21');
+SELECT problem, object, fix FROM shardid.doctor(scan_rows => false)
+WHERE object LIKE 'fl_21.%' AND problem = 'id column the floor cannot read';
+DROP TABLE fl_21.partial;
+CREATE TABLE fl_21.expr (id bigint DEFAULT shardid.next_id(21));
+CREATE UNIQUE INDEX ON fl_21.expr ((id + 0));
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.expr;
+CREATE TABLE fl_21.brin (id bigint DEFAULT shardid.next_id(21));
+CREATE INDEX ON fl_21.brin USING brin (id);
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.brin;
+CREATE TABLE fl_21.bare (id bigint DEFAULT shardid.next_id(21));
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.bare;
+CREATE TABLE fl_21.num (id numeric(20) PRIMARY KEY DEFAULT shardid.next_id(21));
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.num;
+CREATE TABLE fl_21.txt (id text PRIMARY KEY DEFAULT shardid.next_id(21));
+SELECT shardid.register_shard(21, 'fl_21');
+DROP TABLE fl_21.txt;
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 21;
+-- a readable shape registers
+CREATE TABLE fl_21.ok (tenant_id int, id bigint DEFAULT shardid.next_id(21), PRIMARY KEY (tenant_id, id));
+SELECT shardid.register_shard(21, 'fl_21');
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 21;
+
+DELETE FROM shardid.shard_registry WHERE shard IN (20, 21);
+DROP SCHEMA fl_20, fl_21 CASCADE;

@@ -701,6 +701,133 @@ ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER shardid_floor IS
 'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached or triggers enabled again: a restore needs no step';
 
+-- Why the floor step cannot read the ids of column col of table tab, or
+-- NULL when it can: it reads a bigint column (or a domain over bigint) at
+-- any key position of a valid btree index without a predicate, as int8_ops
+-- (src/stored.c, id_key_position()).  For registration, which refuses what
+-- it cannot read, and doctor().
+CREATE FUNCTION id_column_unreadable(tab oid, col smallint)
+RETURNS text
+AS $$
+    SELECT CASE
+    WHEN base OPERATOR(pg_catalog.<>) 'pg_catalog.int8'::pg_catalog.regtype THEN
+        pg_catalog.format('its type is %s, and ids are bigint', pg_catalog.format_type(typ, NULL))
+    WHEN EXISTS (SELECT FROM pg_catalog.pg_index i
+                 JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+                 JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+                 CROSS JOIN LATERAL pg_catalog.generate_series(0, i.indnkeyatts OPERATOR(pg_catalog.-) 1) k
+                 JOIN pg_catalog.pg_opclass oc ON oc.oid OPERATOR(pg_catalog.=) i.indclass[k]
+                 WHERE i.indrelid OPERATOR(pg_catalog.=) tab AND i.indisvalid AND i.indpred IS NULL
+                   AND am.amname OPERATOR(pg_catalog.=) 'btree'
+                   AND i.indkey[k] OPERATOR(pg_catalog.=) col
+                   AND oc.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype
+                   AND oc.opcfamily OPERATOR(pg_catalog.=) (SELECT f.oid FROM pg_catalog.pg_opfamily f
+                                                         WHERE f.opfname OPERATOR(pg_catalog.=) 'integer_ops'
+                                                           AND f.opfmethod OPERATOR(pg_catalog.=) am.oid)) THEN
+        NULL
+    WHEN EXISTS (SELECT FROM pg_catalog.pg_index i
+                 WHERE i.indrelid OPERATOR(pg_catalog.=) tab AND i.indpred IS NOT NULL
+                   AND col OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])) THEN
+        'it is only in a partial index (one with a WHERE clause), which does not hold every row'
+    WHEN EXISTS (SELECT FROM pg_catalog.pg_index i
+                 JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+                 JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+                 WHERE i.indrelid OPERATOR(pg_catalog.=) tab AND am.amname OPERATOR(pg_catalog.<>) 'btree'
+                   AND col OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])) THEN
+        pg_catalog.format('it is only in an index of access method %s, which is not read',
+                          (SELECT pg_catalog.string_agg(DISTINCT am.amname, ', ')
+                           FROM pg_catalog.pg_index i
+                           JOIN pg_catalog.pg_class ic ON ic.oid OPERATOR(pg_catalog.=) i.indexrelid
+                           JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) ic.relam
+                           WHERE i.indrelid OPERATOR(pg_catalog.=) tab
+                             AND col OPERATOR(pg_catalog.=) ANY (i.indkey::pg_catalog.int2[])))
+    WHEN EXISTS (SELECT FROM pg_catalog.pg_index i
+                 WHERE i.indrelid OPERATOR(pg_catalog.=) tab AND i.indexprs IS NOT NULL) THEN
+        'it is in no index but as part of an expression, whose values are not its ids'
+    ELSE 'it is in no index'
+    END
+    FROM (SELECT a.atttypid AS typ,
+                 CASE WHEN t.typtype OPERATOR(pg_catalog.=) 'd' THEN t.typbasetype ELSE t.oid END AS base
+          FROM pg_catalog.pg_attribute a
+          JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
+          WHERE a.attrelid OPERATOR(pg_catalog.=) tab AND a.attnum OPERATOR(pg_catalog.=) col) c
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION id_column_unreadable(oid, smallint) IS
+'private: why the floor step cannot read the ids of a column (its type, its indexes), or NULL when it can';
+
+-- The statement that makes an id column readable.
+CREATE FUNCTION id_column_fix(tab oid, col smallint)
+RETURNS text
+AS $$
+    SELECT CASE
+    WHEN (SELECT CASE WHEN t.typtype OPERATOR(pg_catalog.=) 'd' THEN t.typbasetype ELSE t.oid END
+          FROM pg_catalog.pg_type t WHERE t.oid OPERATOR(pg_catalog.=) a.atttypid)
+         OPERATOR(pg_catalog.<>) 'pg_catalog.int8'::pg_catalog.regtype THEN
+        pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint;', tab::pg_catalog.regclass, a.attname)
+    WHEN EXISTS (SELECT FROM pg_catalog.pg_index i
+                 WHERE i.indrelid OPERATOR(pg_catalog.=) tab AND i.indisprimary) THEN
+        pg_catalog.format('CREATE INDEX ON %s (%I);', tab::pg_catalog.regclass, a.attname)
+    ELSE pg_catalog.format('ALTER TABLE %s ADD PRIMARY KEY (%I);', tab::pg_catalog.regclass, a.attname)
+    END
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid OPERATOR(pg_catalog.=) tab AND a.attnum OPERATOR(pg_catalog.=) col
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION id_column_fix(oid, smallint) IS
+'private: the statement that lets the floor step read an id column: a bigint type, a plain btree index (a primary key where the table has none)';
+
+-- Registration reads the newest id of every id column of the schema: a
+-- column whose DEFAULT (its own or its domain's) calls next_id() and that
+-- cannot be read is refused, with the reason and the statement that fixes
+-- it, before the shard is registered.  The schema's tables are found
+-- through pg_depend's index (the cost follows the schema, not the
+-- database: provisioning registers thousands).
+CREATE FUNCTION check_id_columns(schema_name name)
+RETURNS void
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT c.oid AS tab, a.attnum, a.attname,
+               shardid.id_column_unreadable(c.oid, a.attnum) AS reason
+        FROM pg_depend dep
+        JOIN pg_class c ON c.oid = dep.objid AND c.relkind IN ('r', 'p')
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE dep.classid = 'pg_class'::regclass AND dep.objsubid = 0
+          AND dep.refclassid = 'pg_namespace'::regclass
+          AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))
+          AND (EXISTS (SELECT FROM pg_attrdef d
+                       JOIN pg_depend p ON p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
+                                       AND p.refclassid = 'pg_proc'::regclass
+                                       AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                                          'shardid.next_id(integer)'::regprocedure)
+                       WHERE d.adrelid = c.oid AND d.adnum = a.attnum)
+               OR (NOT a.atthasdef
+                   AND EXISTS (SELECT FROM pg_type t
+                               JOIN pg_depend p ON p.classid = 'pg_type'::regclass AND p.objid = t.oid
+                                               AND p.refclassid = 'pg_proc'::regclass
+                                               AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                                                  'shardid.next_id(integer)'::regprocedure)
+                               WHERE t.oid = a.atttypid AND t.typtype = 'd')))
+        ORDER BY c.relname, a.attnum
+    LOOP
+        CONTINUE WHEN r.reason IS NULL;
+        RAISE EXCEPTION 'the ids of column "%" of table % cannot be read: %', r.attname, r.tab::regclass, r.reason
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Registering a shard reads the newest id of each id column of its schema through a btree index on the column (at any position of its key), so that new ids sort after the stored ones; restores raise the floor the same way.',
+                  HINT = 'Run ' || shardid.id_column_fix(r.tab, r.attnum) || ' then register the shard again.';
+    END LOOP;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_id_columns(name) IS
+'private: refuses a schema with an id column that the floor step cannot read, naming the reason and the fix';
+
 CREATE FUNCTION register_shard(shard integer, schema_name name)
 RETURNS void
 AS $$
@@ -736,6 +863,7 @@ BEGIN
             USING ERRCODE = 'unique_violation',
                   DETAIL = 'A schema holds one logical shard.';
     END IF;
+    PERFORM shardid.check_id_columns(schema_name);
     -- a registration whose schema was dropped gives way
     DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
     INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
@@ -2967,26 +3095,20 @@ RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
     r record;
-    leads jsonb;
 BEGIN
-    -- the first column of every plain btree index, read at once and
-    -- looked up by key rather than joined for each id column
-    leads := (SELECT jsonb_object_agg(i.indrelid::text || ' ' || i.indkey[0]::text, true)
-              FROM pg_index i
-              JOIN pg_opclass oc ON oc.oid = i.indclass[0]
-              WHERE i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL
-                AND oc.opcmethod = (SELECT am.oid FROM pg_am am WHERE am.amname = 'btree'));
-    FOR r IN SELECT d.schema_name, d.table_name, d.column_name
+    FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, a.attnum,
+                    shardid.id_column_unreadable(d.table_oid, a.attnum) AS reason
              FROM unnest(defs) d
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
+             -- other types and DEFAULTs have rows of their own
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
-               AND NOT coalesce(leads ? (d.table_oid::text || ' ' || a.attnum::text), false)
              ORDER BY 1, 2, 3 LOOP
-        problem := 'id column without a btree index';
+        CONTINUE WHEN r.reason IS NULL;
+        problem := 'id column the floor cannot read';
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
-        detail := 'The floor step (registering the shard, shardid.raise_floor()) reads ids through a plain btree index on the id column: without one, ids restored or moved into this table are not seen, and new ids may sort before them or repeat them.';
-        fix := format('ALTER TABLE %I.%I ADD PRIMARY KEY (%I); (or a plain btree index on the column)',
-                      r.schema_name, r.table_name, r.column_name);
+        detail := format('The floor step (registering the shard, a restore''s index builds, shardid.raise_floor()) reads ids through a btree index on the id column, at any position of its key; %s, so ids restored or moved into this table are not seen, and new ids may sort before them or repeat them. Registering a shard refuses such a column.',
+                         r.reason);
+        fix := shardid.id_column_fix(r.table_oid, r.attnum);
         RETURN NEXT;
     END LOOP;
 END
@@ -2994,7 +3116,7 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION doctor_unindexed(shardid.id_defaults[]) IS
-'doctor(): id columns without a plain btree index, which the floor step reads';
+'doctor(): id columns that the floor step cannot read (their type, their indexes), with the statement that fixes each';
 
 -- a domain whose DEFAULT makes ids: every column of it, in any table,
 -- makes ids of that shard
