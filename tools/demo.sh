@@ -22,8 +22,10 @@ run() {	# show a statement and its result, as psql would
 }
 
 run "CREATE EXTENSION shardid"
-"$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -c "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00'" \
-	-c "SELECT pg_reload_conf()" >/dev/null || exit 1
+echo
+echo "-- the epoch ids count from, set once on every server before the first id (README: Setup)"
+run "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:00+00'"
+run "SELECT pg_reload_conf()"
 echo
 echo "-- the tables, designed once in a template schema"
 run "CREATE SCHEMA app_template"

@@ -19,6 +19,7 @@
 #   test/bench       gnuplot-nox, bc
 #   make deb, dist   debhelper, postgresql-server-dev-all (pg_buildext),
 #                    dpkg-dev; the package tests: pgxnclient, unzip
+#   test/tools       man-db, groff-base (the man page of shardid-move)
 # A pg_config of a server built from source (PG_CONFIG=/path/to/pg_config)
 # must have its headers already: nothing from Debian would match it.
 set -eu
@@ -27,7 +28,7 @@ pg_config=${PG_CONFIG:-pg_config}
 check=false
 [ "${1:-}" = --check ] && { check=true; shift; }
 packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
-	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip"
+	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip man-db groff-base"
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox bc"
 
 if command -v "$pg_config" >/dev/null 2>&1 && major=$("$pg_config" --version 2>/dev/null); then

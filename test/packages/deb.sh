@@ -5,8 +5,8 @@
 # suite runs against the installed files as autopkgtest runs it
 # (debian/tests/installcheck: both modes; sql/upgrade.sql updates every
 # earlier release's scripts in the package to the packaged version);
-# shardid-move runs from the package; then the package is purged and no
-# file of shardid may remain.
+# shardid-move runs from the package and `man` reads its page; then the
+# package is purged and no file of shardid may remain.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib_script.sh
 . test/packages/lib.bash
@@ -20,10 +20,12 @@ echo "built $(basename "$deb")"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >"$pkg_tmp/install.log" 2>&1 ||
 	{ cat "$pkg_tmp/install.log"; fail "apt-get install $deb failed"; finish; }
 for f in "$("$PG_CONFIG" --pkglibdir)/shardid.so" "$("$PG_CONFIG" --sharedir)/extension/shardid.control" \
-	"$("$PG_CONFIG" --bindir)/shardid-move"; do
+	"$("$PG_CONFIG" --bindir)/shardid-move" "$("$PG_CONFIG" --mandir)/man1/shardid-move.1"; do
 	dpkg -S "$f" >/dev/null 2>&1 || fail "$f is not a file of the installed package"
 done
 "$("$PG_CONFIG" --bindir)/shardid-move" --help >/dev/null 2>&1 || fail "the packaged shardid-move --help failed"
+man -M "$("$PG_CONFIG" --mandir)" shardid-move 2>/dev/null | grep -q -- '--drop-source' ||
+	fail "man -M \$(pg_config --mandir) shardid-move does not show the packaged man page"
 smoke "installed package" deb
 
 echo "--- debian/tests/installcheck"

@@ -13,10 +13,11 @@ pkg_tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardid-pkg.XXXXXX")
 chmod 755 "$pkg_tmp"
 trap 'rm -rf "$pkg_tmp"; shardid_cleanup' EXIT
 
-# shardid_files: every file of shardid in the server's directories
+# shardid_files: every file of shardid in the server's directories (the
+# man page of shardid-move too)
 shardid_files() {
 	find "$("$PG_CONFIG" --pkglibdir)" "$("$PG_CONFIG" --sharedir)/extension" "$("$PG_CONFIG" --bindir)" \
-		-name '*shardid*' 2>/dev/null | sort
+		"$("$PG_CONFIG" --mandir)/man1" -name '*shardid*' 2>/dev/null | sort
 }
 
 # uninstall_source_build: remove what `make install` put there (the suites

@@ -2,7 +2,8 @@
 # README's Getting started shows what `make demo` prints: each "demo=#"
 # statement of that block must be one tools/demo.sh runs, and its output the
 # same, but for what changes from run to run (timestamps, ids, millis and
-# the column widths they set), so that the block cannot rot.  Runs
+# the column widths they set), so that the block cannot rot; and README's
+# Setup sets shardid.epoch with statements the demo shows.  Runs
 # tools/demo.sh against the server PG_CONFIG names, with shardid installed.
 cd "$(dirname "$0")/../.." || exit 1
 . test/lib_script.sh
@@ -61,4 +62,14 @@ for stmt, body in shown.items():
 print("%d statements of README's demo block checked" % len(shown))
 sys.exit(bad)
 PY
+
+# README's Setup sets the epoch with the statements the demo shows, and the
+# demo's doctor() then has no "epoch not set"
+setup=$(sed -n '/^### Setup/,/^### /p' README.md | grep -E "^(ALTER SYSTEM SET shardid\.epoch|SELECT pg_reload_conf)" | sed 's/;$//')
+expect "$(echo "$setup" | wc -l)" = 2 "statements of README's Setup that set the epoch: $setup"
+while IFS= read -r stmt; do
+	[ -n "$stmt" ] || continue
+	grep -q -x -F "demo=# $stmt" "$SHARDID_TMP/demo.out" || fail "make demo does not show README's Setup statement: $stmt"
+done <<<"$setup"
+grep -q "epoch not set" "$SHARDID_TMP/demo.out" && fail "the demo's doctor() says: epoch not set"
 finish
