@@ -389,6 +389,121 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION doctor_unindexed(shardid.id_defaults[]) IS
 'doctor(): id columns that the floor step cannot read (their type, their indexes), with the statement that fixes each';
 
+-- 1.4: the origin shardid_floors_<database oid> says that this server has
+-- applied the floors of this database's shards (src/mark.c): made here by
+-- CREATE EXTENSION (and the update to 1.4), missing after pg_upgrade (which
+-- carries the database but no origin) and in a copy made by CREATE
+-- DATABASE ... TEMPLATE, where strict mode refuses ids until a superuser
+-- runs shardid.apply_floors().
+SELECT pg_catalog.pg_replication_origin_create('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text)
+FROM pg_catalog.pg_database d
+WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r
+                  WHERE r.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
+
+-- The step where a database arrives on a server without CREATE EXTENSION
+-- (pg_upgrade, CREATE DATABASE ... TEMPLATE), which next_id() names: the
+-- origins this server needs, then the floor of every registered shard
+-- raised again (its tables read, the carried floor applied: H past it).
+-- Superusers; returns the number of shards.
+CREATE FUNCTION shardid.apply_floors()
+RETURNS integer
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM pg_catalog.pg_replication_origin_create(o.name)
+    FROM (VALUES ('shardid_high_water'), ('shardid_epoch'),
+                 ('shardid_floors_' OPERATOR(pg_catalog.||)
+                  (SELECT d.oid FROM pg_catalog.pg_database d
+                   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())::pg_catalog.text)) o(name)
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname OPERATOR(pg_catalog.=) o.name);
+    UPDATE shardid.shard_registry r SET floor_id = r.floor_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.apply_floors() IS
+'superusers, after pg_upgrade or CREATE DATABASE ... TEMPLATE: create the replication origins shardid needs and raise the floor of every registered shard of this database, so that new ids sort after every stored one; returns the number of shards';
+
+REVOKE EXECUTE ON FUNCTION shardid.apply_floors() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION doctor_mark()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    -- origins shardid_floors_<oid> are never advanced: they take no slot
+    FOR r IN SELECT i.*, (SELECT count(*) FROM pg_replication_origin o
+                          WHERE o.roname NOT LIKE 'shardid\_floors\_%') AS origins,
+                    NOT EXISTS (SELECT FROM pg_replication_origin o, pg_database d
+                                WHERE d.datname = current_database()
+                                  AND o.roname = 'shardid_floors_' || d.oid::text) AS floors_unapplied
+             FROM shardid.info() i LOOP
+        IF NOT r.high_water_origin THEN
+            problem := 'high-water origin missing';
+            object := 'replication origin shardid_high_water';
+            detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
+            fix := 'As a superuser, in every database that uses shardid: SELECT shardid.apply_floors(); and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
+            RETURN NEXT;
+        END IF;
+        IF r.floors_unapplied AND r.mode <> 'session' THEN
+            problem := 'floors not applied on this server';
+            object := format('database %I', current_database());
+            detail := 'The database came to this server without CREATE EXTENSION (pg_upgrade, CREATE DATABASE ... TEMPLATE): strict mode makes no ids in it until its shards'' floors are applied, so that new ids sort after the stored ones.';
+            fix := 'As a superuser: SELECT shardid.apply_floors();';
+            RETURN NEXT;
+        END IF;
+        IF NOT r.epoch_origin THEN
+            problem := 'epoch origin missing';
+            object := 'replication origin shardid_epoch';
+            detail := 'The replication origin shardid_epoch does not exist: next_id() fails, and a changed shardid.epoch would go unnoticed.';
+            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_epoch'');';
+            RETURN NEXT;
+        END IF;
+        IF r.high_water_ahead_ms > r.max_lead_ms + 60000 THEN
+            problem := 'high-water mark far ahead of the clock';
+            object := 'replication origin shardid_high_water';
+            detail := format('The high-water mark (%s) is %s ms ahead of the clock: after a restart every shard continues from it, so ids carry times that far ahead (the clock was set ahead, or raise_high_water() was given a future moment).',
+                             r.high_water_mark, r.high_water_ahead_ms);
+            fix := 'Check the system clock (NTP). Ids stay unique and ordered, and catch up when the clock reaches the mark.';
+            RETURN NEXT;
+        END IF;
+        IF r.origin_slots < r.origins THEN
+            problem := 'too few replication origin slots';
+            object := r.origin_slots_setting;
+            detail := format('%s is %s, but %s replication origins exist, shardid''s 2 included: a restart with them in the checkpoint fails, and a standby with fewer dies in redo.',
+                             r.origin_slots_setting, r.origin_slots, r.origins);
+            fix := format('Set %s to at least %s on this server and on every standby, and restart; preload shardid on standbys too, so that a shortfall is a clear FATAL.',
+                          r.origin_slots_setting, r.origins);
+            RETURN NEXT;
+        END IF;
+        IF r.unconfirmed_raises > 0 THEN
+            problem := 'high-water raises not confirmed';
+            object := 'synchronous_standby_names';
+            detail := format('%s raises of the high-water mark were not confirmed by the synchronous standbys since the server started (cancelled or timed out): sessions got errors instead of ids.',
+                             r.unconfirmed_raises);
+            fix := 'Check that the synchronous standbys are up and keep up.';
+            RETURN NEXT;
+        END IF;
+        IF r.floors_beyond_bound > 0 THEN
+            problem := 'floors far ahead';
+            object := 'shard floors';
+            detail := format('%s times since the server started a shard''s floor lay too far ahead of the clock for strict mode to follow it.', r.floors_beyond_bound);
+            fix := 'See the rows ''stored id beyond the bound'' below, and the WARNINGs of the registrations and shardid.raise_floor() calls that met them.';
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_mark() IS
+'doctor(): the durable high-water mark, its origins, the origin slots, unconfirmed raises, floors too far ahead';
+
 -- =====================================================================
 -- 9. Last: the privileges and objects of schema shardid as meant
 -- =====================================================================

@@ -38,6 +38,7 @@
 #include "access/xlog.h"
 #include "access/xlogdefs.h"
 #include "catalog/pg_replication_origin.h"
+#include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "replication/origin.h"
 #include "replication/syncrep.h"
@@ -146,7 +147,7 @@ find_origin(const char *name, bool missing_ok)
 				 errmsg("replication origin \"%s\" does not exist", name),
 				 errdetail("shardid keeps its durable high-water mark and the epoch of its ids in the replication origins \"%s\" and \"%s\".",
 						   HIGH_WATER_ORIGIN, EPOCH_ORIGIN),
-				 errhint("Update the extension with ALTER EXTENSION shardid UPDATE, or create the origin as a superuser: SELECT pg_replication_origin_create('%s').",
+				 errhint("As a superuser, run SELECT shardid.apply_floors(); in every database that uses shardid (after pg_upgrade, which does not carry origins): it creates the origin \"%s\" and raises the floor of every registered shard.",
 						 name)));
 	return node;
 }
@@ -403,6 +404,31 @@ shardid_adopt_epoch(ShardidMark *mark)
 	if (mark != NULL)
 		pg_atomic_fetch_add_u32(&mark->generation, 1);
 	return shardid_epoch_ms;
+}
+
+/*
+ * Refuse ids in a database whose floors this server has not applied: the
+ * replication origin shardid_floors_<database oid>, made by CREATE
+ * EXTENSION, the update to 1.4 and shardid.apply_floors(), is missing.
+ * pg_upgrade carries the database (its oid, the registry's floors, the
+ * tables) but no origin, so neither H nor the floors cover the stored ids
+ * there; CREATE DATABASE ... TEMPLATE copies a database's rows to a new
+ * oid.  Once per backend (prepare() in shared.c), never per id.
+ */
+void
+shardid_check_database_floors(void)
+{
+	char		name[NAMEDATALEN];
+
+	snprintf(name, sizeof(name), SHARDID_FLOORS_ORIGIN_PREFIX "%u", MyDatabaseId);
+	if (replorigin_by_name(name, true) == InvalidRepOriginId)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the floors of the shards of database \"%s\" are not applied on this server",
+						get_database_name(MyDatabaseId)),
+				 errdetail("The replication origin \"%s\" is missing: the database came here without CREATE EXTENSION (pg_upgrade, CREATE DATABASE ... TEMPLATE), so new ids could sort before its stored ones.",
+						   name),
+				 errhint("As a superuser, run SELECT shardid.apply_floors(); in this database.")));
 }
 
 /* whether shardid's two origins exist, for shardid.mark_status() */

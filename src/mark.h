@@ -40,6 +40,10 @@ extern int64 shardid_mark_durable(void);
 extern void shardid_mark_raise(ShardidMark *mark, int64 need_ms);
 extern int64 shardid_mark_set(ShardidMark *mark, int64 unix_ms);
 extern void shardid_check_epoch(void);
+
+/* the origin whose existence says that a database's floors are applied */
+#define SHARDID_FLOORS_ORIGIN_PREFIX "shardid_floors_"
+extern void shardid_check_database_floors(void);
 extern int64 shardid_adopt_epoch(ShardidMark *mark);
 extern void shardid_mark_origins(bool *high_water, bool *epoch);
 extern void shardid_mark_report(int64 *high_water, bool *high_water_known,

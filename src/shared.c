@@ -240,6 +240,7 @@ prepare(void)
 	/* a clock outside the epoch's range says more than a changed epoch */
 	shardid_check_moment(shardid_clock_ms(), shardid_epoch_ms, "current time", false);
 	shardid_check_epoch();
+	shardid_check_database_floors();
 	ready_settings = shardid_epoch_generation;
 	ready_shared = generation;
 }

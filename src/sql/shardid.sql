@@ -346,6 +346,18 @@ SELECT pg_catalog.pg_replication_origin_create(o.name)
 FROM (VALUES ('shardid_high_water'), ('shardid_epoch')) o(name)
 WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname = o.name);
 
+-- 1.4: the origin shardid_floors_<database oid> says that this server has
+-- applied the floors of this database's shards (src/mark.c): made here by
+-- CREATE EXTENSION (and the update to 1.4), missing after pg_upgrade (which
+-- carries the database but no origin) and in a copy made by CREATE
+-- DATABASE ... TEMPLATE, where strict mode refuses ids until a superuser
+-- runs shardid.apply_floors().
+SELECT pg_catalog.pg_replication_origin_create('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text)
+FROM pg_catalog.pg_database d
+WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r
+                  WHERE r.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
+
 CREATE FUNCTION adopt_epoch()
 RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'shardid_adopt_epoch_sql'
@@ -672,6 +684,35 @@ COMMENT ON FUNCTION shardid.raise_floor(integer) IS
 'superusers: raise the floor of a registered shard to the newest id stored in its schema''s tables (after a restore, pg_upgrade or a move), so that every new id of it sorts after them; returns the floor';
 
 REVOKE EXECUTE ON FUNCTION shardid.raise_floor(integer) FROM PUBLIC;
+
+-- The step where a database arrives on a server without CREATE EXTENSION
+-- (pg_upgrade, CREATE DATABASE ... TEMPLATE), which next_id() names: the
+-- origins this server needs, then the floor of every registered shard
+-- raised again (its tables read, the carried floor applied: H past it).
+-- Superusers; returns the number of shards.
+CREATE FUNCTION shardid.apply_floors()
+RETURNS integer
+AS $$
+DECLARE
+    n integer;
+BEGIN
+    PERFORM pg_catalog.pg_replication_origin_create(o.name)
+    FROM (VALUES ('shardid_high_water'), ('shardid_epoch'),
+                 ('shardid_floors_' OPERATOR(pg_catalog.||)
+                  (SELECT d.oid FROM pg_catalog.pg_database d
+                   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())::pg_catalog.text)) o(name)
+    WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname OPERATOR(pg_catalog.=) o.name);
+    UPDATE shardid.shard_registry r SET floor_id = r.floor_id;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid.apply_floors() IS
+'superusers, after pg_upgrade or CREATE DATABASE ... TEMPLATE: create the replication origins shardid needs and raise the floor of every registered shard of this database, so that new ids sort after every stored one; returns the number of shards';
+
+REVOKE EXECUTE ON FUNCTION shardid.apply_floors() FROM PUBLIC;
 
 -- The floor at the moment a restore gives (1.4): pg_dump writes a table's
 -- rows before its indexes and keys, so the end of every CREATE INDEX and
@@ -2949,13 +2990,25 @@ AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT i.*, (SELECT count(*) FROM pg_replication_origin) AS origins
+    -- origins shardid_floors_<oid> are never advanced: they take no slot
+    FOR r IN SELECT i.*, (SELECT count(*) FROM pg_replication_origin o
+                          WHERE o.roname NOT LIKE 'shardid\_floors\_%') AS origins,
+                    NOT EXISTS (SELECT FROM pg_replication_origin o, pg_database d
+                                WHERE d.datname = current_database()
+                                  AND o.roname = 'shardid_floors_' || d.oid::text) AS floors_unapplied
              FROM shardid.info() i LOOP
         IF NOT r.high_water_origin THEN
             problem := 'high-water origin missing';
             object := 'replication origin shardid_high_water';
             detail := 'The replication origin shardid_high_water does not exist: strict mode makes no ids, and nothing keeps ids after a restart or failover above earlier ones.';
-            fix := 'As a superuser: SELECT pg_replication_origin_create(''shardid_high_water''); then, in every database that uses shardid, SELECT shardid.raise_floor(shard) FROM shardid.shard_registry; and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
+            fix := 'As a superuser, in every database that uses shardid: SELECT shardid.apply_floors(); and, for ids handed out but never stored, SELECT shardid.raise_high_water(...) with the newest id time this server handed out.';
+            RETURN NEXT;
+        END IF;
+        IF r.floors_unapplied AND r.mode <> 'session' THEN
+            problem := 'floors not applied on this server';
+            object := format('database %I', current_database());
+            detail := 'The database came to this server without CREATE EXTENSION (pg_upgrade, CREATE DATABASE ... TEMPLATE): strict mode makes no ids in it until its shards'' floors are applied, so that new ids sort after the stored ones.';
+            fix := 'As a superuser: SELECT shardid.apply_floors();';
             RETURN NEXT;
         END IF;
         IF NOT r.epoch_origin THEN

@@ -24,6 +24,8 @@
 #   clean      the same with pg_restore --clean --if-exists -n
 #   data       the same, pg_restore --data-only --disable-triggers into the
 #              existing tables
+# and a copy of the restored database made by CREATE DATABASE ... TEMPLATE
+# refuses ids, naming the step (SELECT shardid.apply_floors()), until it ran.
 # On 1.3 every path left 2,000 of 2,000 new ids per table below the
 # restored ones: the floor was read only at registrations, and
 # PRIMARY KEY (tenant_id, id) was never read.
@@ -107,6 +109,18 @@ for path in whole plain jobs schema clean data; do
 	esac
 	echo "$path: floors on b $(q_at "$port_b" -c "SELECT string_agg(shard || '=' || coalesce(floor_id::text, 'NULL'), ' ' ORDER BY shard) FROM shardid.shard_registry")"
 	check "$path"
+	if [ $path = whole ]; then
+		# a copy by CREATE DATABASE ... TEMPLATE (no CREATE EXTENSION ran
+		# there): refused, naming the step, until the step
+		q -c "CREATE DATABASE app2 TEMPLATE app" >/dev/null || fail "CREATE DATABASE app2 TEMPLATE app"
+		out=$(PGDATABASE=app2 q -c "INSERT INTO s_005.a (v) VALUES (1)" 2>&1)
+		echo "template: $out"
+		case "$out" in *"are not applied on this server"*"shardid.apply_floors()"*) ;;
+		*) fail "template: an id in a copy of the database before the step: $out" ;; esac
+		expect "$(PGDATABASE=app2 q -c "SELECT shardid.apply_floors()")" = 2 "template: the step"
+		expect "$(PGDATABASE=app2 q -c "INSERT INTO s_005.a (v) VALUES (1) RETURNING id > (SELECT max(id) FROM s_005.a)")" = t \
+			"template: an id after the step"
+	fi
 	cluster_stop "b$n" immediate
 	n=$((n + 1))
 done
