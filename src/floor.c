@@ -427,66 +427,22 @@ namespaces_up(Oid relid)
 	return out;
 }
 
-PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
-
 /*
- * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
- * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
- * of a table (or brought rows in: a partition attached, triggers enabled
- * again) whose schema, or the schema of a table it inherits from, holds a
- * registered shard, it reads that table's newest ids of the shard and
- * raises the shard's floor to them.
- *
- * That is the moment a restore gives: pg_dump writes the rows before the
- * indexes, so a whole-database restore (the registry's rows restored before
- * the shard tables have indexes, or rows), a schema restored into a schema
- * already registered (pg_restore -n, --clean), pg_restore -j, a plain dump
- * through psql, and a data-only restore with --disable-triggers (which
- * enables them again at its end) all raise the floors by themselves.  The
- * floor is written as the bootstrap superuser in a security-restricted
- * operation: the role that made the index may be any table owner, and
- * what is written is only what was read (bounded, as at a registration).
- * Only the table of the command is read, since pg_restore -j builds the
- * indexes of the schema's other tables at the same time in other sessions
- * (reading them would wait for their locks, and they for ours).
+ * Raise the floor of every registered shard whose schema holds table relid
+ * or a table it inherits from to the newest id of the shard in relid and
+ * its children; written as the bootstrap superuser in a security-restricted
+ * operation (see shardid_floor_after_ddl()).
  */
-Datum
-shardid_floor_after_ddl(PG_FUNCTION_ARGS)
+static void
+raise_for_table(Oid relid)
 {
-	EventTriggerData *trigdata;
-	RangeVar   *rv = NULL;
-	Oid			relid;
-	char		kind;
 	List	   *namespaces;
 	ListCell   *lc;
 	Oid			save_userid;
 	int			save_sec_context;
 
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("shardid.floor_after_ddl() must be an event trigger on ddl_command_end")));
-	trigdata = (EventTriggerData *) fcinfo->context;
-	if (IsBinaryUpgrade)
-		PG_RETURN_VOID();		/* pg_upgrade: tables without their files */
-	if (IsA(trigdata->parsetree, IndexStmt))
-		rv = ((IndexStmt *) trigdata->parsetree)->relation;
-	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
-			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
-		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
-	if (rv == NULL)
-		PG_RETURN_VOID();
-	/* the command holds its lock on the table */
-	relid = RangeVarGetRelid(rv, NoLock, true);
-	if (!OidIsValid(relid))
-		PG_RETURN_VOID();
-	kind = get_rel_relkind(relid);
-	if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
-		kind != RELKIND_MATVIEW)
-		PG_RETURN_VOID();
 	if (!OidIsValid(shardid_registry_relid()))
-		PG_RETURN_VOID();
-
+		return;
 	namespaces = namespaces_up(relid);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
@@ -542,5 +498,164 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
+}
+
+/*
+ * The tables a subscription writes, read when a DROP or ALTER SUBSCRIPTION
+ * starts (shardid_floor_before_ddl()) and raised when it ends: a
+ * subscription that copied or applied rows into a registered shard's
+ * tables (a migration by logical replication) gives no other moment, and
+ * DROP SUBSCRIPTION stops its workers before it ends.
+ */
+static List *subscription_tables = NIL;
+
+PG_FUNCTION_INFO_V1(shardid_floor_before_ddl);
+
+/*
+ * shardid.floor_before_ddl(): the event trigger shardid_floor_subscription
+ * at the start of every DROP SUBSCRIPTION and ALTER SUBSCRIPTION: remembers
+ * the tables of the subscription (pg_subscription_rel) for the end of the
+ * command.
+ */
+Datum
+shardid_floor_before_ddl(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	const char *volatile subname = NULL;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	MemoryContext old;
+	Oid			save_userid;
+	int			save_sec_context;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("shardid.floor_before_ddl() must be an event trigger on ddl_command_start")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	list_free(subscription_tables);
+	subscription_tables = NIL;
+	if (IsA(trigdata->parsetree, DropSubscriptionStmt))
+		subname = ((DropSubscriptionStmt *) trigdata->parsetree)->subname;
+	else if (IsA(trigdata->parsetree, AlterSubscriptionStmt))
+		subname = ((AlterSubscriptionStmt *) trigdata->parsetree)->subname;
+	if (subname == NULL || !OidIsValid(shardid_registry_relid()))
+		PG_RETURN_VOID();
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		args[0] = CStringGetTextDatum(subname);
+		if (SPI_execute_with_args("SELECT r.srrelid FROM pg_catalog.pg_subscription_rel r "
+								  "JOIN pg_catalog.pg_subscription s ON s.oid OPERATOR(pg_catalog.=) r.srsubid "
+								  "WHERE s.subname::pg_catalog.text OPERATOR(pg_catalog.=) $1 "
+								  "AND s.subdbid OPERATOR(pg_catalog.=) "
+								  "(SELECT d.oid FROM pg_catalog.pg_database d "
+								  "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())",
+								  1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "reading pg_subscription_rel failed");
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+			if (!isnull)
+				subscription_tables = lappend_oid(subscription_tables, DatumGetObjectId(d));
+		}
+		MemoryContextSwitchTo(old);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
+
+/*
+ * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
+ * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
+ * of a table (or brought rows in: a partition attached, triggers enabled
+ * again) whose schema, or the schema of a table it inherits from, holds a
+ * registered shard, it reads that table's newest ids of the shard and
+ * raises the shard's floor to them.
+ *
+ * That is the moment a restore gives: pg_dump writes the rows before the
+ * indexes, so a whole-database restore (the registry's rows restored before
+ * the shard tables have indexes, or rows), a schema restored into a schema
+ * already registered (pg_restore -n, --clean), pg_restore -j, a plain dump
+ * through psql, and a data-only restore with --disable-triggers (which
+ * enables them again at its end) all raise the floors by themselves.  The
+ * floor is written as the bootstrap superuser in a security-restricted
+ * operation: the role that made the index may be any table owner, and
+ * what is written is only what was read (bounded, as at a registration).
+ * Only the table of the command is read, since pg_restore -j builds the
+ * indexes of the schema's other tables at the same time in other sessions
+ * (reading them would wait for their locks, and they for ours).
+ *
+ * At the end of a DROP SUBSCRIPTION or ALTER SUBSCRIPTION it reads the
+ * tables the subscription wrote (remembered at its start): a migration by
+ * logical replication raises the floors when its subscription is dropped.
+ */
+Datum
+shardid_floor_after_ddl(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata;
+	RangeVar   *rv = NULL;
+	Oid			relid;
+	char		kind;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("shardid.floor_after_ddl() must be an event trigger on ddl_command_end")));
+	trigdata = (EventTriggerData *) fcinfo->context;
+	if (IsBinaryUpgrade)
+		PG_RETURN_VOID();		/* pg_upgrade: tables without their files */
+	if (IsA(trigdata->parsetree, DropSubscriptionStmt) ||
+		IsA(trigdata->parsetree, AlterSubscriptionStmt))
+	{
+		List	   *tables = subscription_tables;
+		ListCell   *lc;
+
+		subscription_tables = NIL;
+		foreach(lc, tables)
+		{
+			relid = lfirst_oid(lc);
+			kind = get_rel_relkind(relid);
+			if (kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE)
+				raise_for_table(relid);
+		}
+		list_free(tables);
+		PG_RETURN_VOID();
+	}
+	if (IsA(trigdata->parsetree, IndexStmt))
+		rv = ((IndexStmt *) trigdata->parsetree)->relation;
+	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
+			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
+		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
+	if (rv == NULL)
+		PG_RETURN_VOID();
+	/* the command holds its lock on the table */
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(relid))
+		PG_RETURN_VOID();
+	kind = get_rel_relkind(relid);
+	if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
+		kind != RELKIND_MATVIEW)
+		PG_RETURN_VOID();
+	if (!OidIsValid(shardid_registry_relid()))
+		PG_RETURN_VOID();
+
+	raise_for_table(relid);
 	PG_RETURN_VOID();
 }

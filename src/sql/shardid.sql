@@ -734,13 +734,37 @@ COMMENT ON FUNCTION shardid.floor_after_ddl() IS
 REVOKE ALL ON FUNCTION shardid.floor_after_ddl() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_floor ON ddl_command_end
-    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE')
+    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
     EXECUTE FUNCTION shardid.floor_after_ddl();
 
 ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
 
 COMMENT ON EVENT TRIGGER shardid_floor IS
-'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached or triggers enabled again: a restore needs no step';
+'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached, triggers enabled again or a subscription that wrote its tables dropped or altered: a restore needs no step';
+
+-- A subscription that wrote a registered shard's tables (a migration by
+-- logical replication) raises their floors when it is dropped or altered:
+-- its tables are read from pg_subscription_rel at the start of the command
+-- (DROP SUBSCRIPTION removes them), and read at its end, once its workers
+-- have stopped.
+CREATE FUNCTION shardid.floor_before_ddl()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'shardid_floor_before_ddl'
+LANGUAGE C;
+
+COMMENT ON FUNCTION shardid.floor_before_ddl() IS
+'event trigger function of shardid_floor_subscription: remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
+
+REVOKE ALL ON FUNCTION shardid.floor_before_ddl() FROM PUBLIC;
+
+CREATE EVENT TRIGGER shardid_floor_subscription ON ddl_command_start
+    WHEN TAG IN ('DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
+    EXECUTE FUNCTION shardid.floor_before_ddl();
+
+ALTER EVENT TRIGGER shardid_floor_subscription ENABLE ALWAYS;
+
+COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
+'remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
 
 -- Why the floor step cannot read the ids of column col of table tab, or
 -- NULL when it can: it reads a bigint column (or a domain over bigint) at

@@ -24,6 +24,9 @@
 #   clean      the same with pg_restore --clean --if-exists -n
 #   data       the same, pg_restore --data-only --disable-triggers into the
 #              existing tables
+#   subscribe  the same, the rows copied by a subscription to a's
+#              publication, which is then dropped (a migration by logical
+#              replication)
 # and a copy of the restored database made by CREATE DATABASE ... TEMPLATE
 # refuses ids, naming the step (SELECT shardid.apply_floors()), until it ran.
 # On 1.3 every path left 2,000 of 2,000 new ids per table below the
@@ -32,9 +35,10 @@
 . "$(dirname "$0")/common.bash"
 
 port_a=$SHARDID_PORT_BASE
-app_server -c +40s a "$port_a" || { fail "server a did not start"; finish; }
+app_server -c +40s a "$port_a" "wal_level = logical" || { fail "server a did not start"; finish; }
 q_at "$port_a" <<'SQL' >/dev/null || fail "filling server a failed"
 CREATE EXTENSION shardid;
+CREATE PUBLICATION shards;
 CREATE SCHEMA s_005;
 CREATE SCHEMA tenant_9;
 CREATE TABLE s_005.a (id bigint PRIMARY KEY DEFAULT shardid.next_id(5), v int);
@@ -50,6 +54,7 @@ INSERT INTO s_005.a (v) SELECT g FROM generate_series(1, 20000) g;
 INSERT INTO s_005.b (tenant_id, v) SELECT g % 7, g FROM generate_series(1, 20000) g;
 INSERT INTO tenant_9.a (v) SELECT g FROM generate_series(1, 20000) g;
 INSERT INTO tenant_9.b (tenant_id, v) SELECT g % 7, g FROM generate_series(1, 20000) g;
+ALTER PUBLICATION shards ADD TABLE s_005.a, s_005.b, tenant_9.a, tenant_9.b;
 SQL
 echo "server a: floors $(q_at "$port_a" -c "SELECT string_agg(shard || '=' || coalesce(floor_id::text, 'NULL'), ' ' ORDER BY shard) FROM shardid.shard_registry")"
 dump=$SHARDID_TMP/app.dump
@@ -93,7 +98,7 @@ check() {
 }
 
 n=1
-for path in whole plain jobs schema clean data; do
+for path in whole plain jobs schema clean data subscribe; do
 	server_b $n || { fail "$path: server b did not start"; n=$((n + 1)); continue; }
 	case $path in
 	whole) "$PG_BIN/pg_restore" -C -d postgres "$dump" || fail "$path: pg_restore failed" ;;
@@ -104,6 +109,12 @@ for path in whole plain jobs schema clean data; do
 		"$PG_BIN/pg_restore" -d app "$schemas" || fail "$path: pg_restore of pg_dump -n failed" ;;
 	clean) registered_empty || fail "$path: setting up failed"
 		"$PG_BIN/pg_restore" --clean --if-exists -n s_005 -n tenant_9 -d app "$dump" || fail "$path: pg_restore --clean failed" ;;
+	subscribe) registered_empty || fail "$path: setting up failed"
+		q_at "$port_b" -c "CREATE SUBSCRIPTION shards CONNECTION 'host=$SHARDID_TMP port=$port_a dbname=app user=postgres' PUBLICATION shards" \
+			>/dev/null || fail "$path: CREATE SUBSCRIPTION"
+		copied() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate = 'r'")" = 4 ]; }
+		wait_until "$path: the subscription copied the four tables" copied
+		q_at "$port_b" -c "DROP SUBSCRIPTION shards" >/dev/null || fail "$path: DROP SUBSCRIPTION" ;;
 	data) registered_empty || fail "$path: setting up failed"
 		"$PG_BIN/pg_restore" -a --disable-triggers -n s_005 -n tenant_9 -d app "$dump" || fail "$path: pg_restore -a failed" ;;
 	esac

@@ -24,7 +24,7 @@ CREATE FUNCTION mallory.trg() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFOR
 CREATE DOMAIN mallory.checked AS integer CHECK (mallory.f(VALUE));
 CREATE SEQUENCE shard_0005.loot_id_seq;
 CREATE TABLE shard_0005.loot (
-    id bigint DEFAULT shardid.next_id(5, nextval('shard_0005.loot_id_seq')),
+    id bigint PRIMARY KEY DEFAULT shardid.next_id(5, nextval('shard_0005.loot_id_seq')),
     v integer CHECK (mallory.f(v)),
     d integer DEFAULT mallory.g(1),
     gen integer GENERATED ALWAYS AS (mallory.g(v)) STORED,
