@@ -21,9 +21,16 @@
  *
  * The floor is durable twice: the registry is a table (WAL, standbys,
  * pg_dump, pg_upgrade), and H, which every start and promotion begins
- * past, holds its time.  After pg_upgrade (H starts empty) or a restore
- * into a fresh cluster, shardid.raise_floor() of every registered shard
- * applies the carried floors again (README, Restores and pg_upgrade).
+ * past, holds its time.  After pg_upgrade (H starts empty) or CREATE
+ * DATABASE ... TEMPLATE, strict mode refuses ids until
+ * shardid.apply_floors() applies the carried floors again (mark.c).
+ *
+ * The event triggers at the end of this file raise floors at the moments
+ * PostgreSQL's own paths give: the index builds and key additions of a
+ * restore (pg_dump writes rows before indexes), the ENABLE TRIGGER ALL that
+ * ends a data-only restore with --disable-triggers, and DROP or ALTER
+ * SUBSCRIPTION of a subscription that wrote the shard's tables (README,
+ * Where data arrives; doc/design.md).
  *
  * src/floor.c
  *

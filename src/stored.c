@@ -17,13 +17,14 @@
  * or on a promoted standby, sorts below it.
  *
  * Which columns hold ids: derived from keys.  Every column of bigint (or a
- * domain over bigint) that leads a plain btree index of a table of the
- * shard's schema, and of every table that inherits from one (partitions
- * attached from anywhere, however deep), is read; an id column needs a
- * primary key or such an index anyway.  A column with a next_id() DEFAULT
- * but no such index cannot be read, and doctor() names it.
+ * domain over bigint) that is a key column, at any position, of a valid
+ * btree index without a predicate of a table of the shard's schema, and of
+ * every table that inherits from one (partitions attached from anywhere,
+ * however deep), is read; an id column needs a primary key or such an
+ * index anyway.  Registration refuses a column with a next_id() DEFAULT
+ * that cannot be read, and doctor() names it.
  *
- * How: one backward descent of the index for the largest entry at or below
+ * How, where the column leads the index: one backward descent of the index for the largest entry at or below
  * the bound, under a dirty snapshot (rows of transactions in progress
  * count, rows of aborted transactions and rows deleted for good do not:
  * their dead entries are stepped over).  Entries of other shards are
@@ -35,7 +36,8 @@
  * in the catalogs.  Locks are waited for, as any reader of the table does
  * (a privileged step, never the id path: lock_timeout and a cancel end it),
  * and let go as soon as a table is read, so that one transaction may read
- * thousands of shards.
+ * thousands of shards.  Where it comes later (PRIMARY KEY (tenant_id, id)),
+ * a scan of the index's tuples (newest_by_scan()).
  *
  * The bound: an id is followed only as far as the clock allows anyway,
  * shardid.max_lead_ms ahead plus the window and margin by which H runs
