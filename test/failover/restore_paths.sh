@@ -10,7 +10,7 @@
 #      (the multi-tenant key of ORMs and Citus: id is its second column)
 # Both shards are registered while empty (their floors NULL) and then get
 # 20,000 rows per table, whose ids lie about 40 s ahead of the real clock.
-# Each path below restores them into a new server b whose clock is right
+# Each path below restores them into a new server b whose clock is right or behind
 # (shardid.max_lead_ms = 60000 there, so that the restored ids lie within
 # what strict mode follows), with no shardid step at all; then b makes
 # 2,000 ids per table.  Exit 0: for every path, no new id sorts at or
@@ -32,7 +32,16 @@
 # On 1.3 every path left 2,000 of 2,000 new ids per table below the
 # restored ones: the floor was read only at registrations, and
 # PRIMARY KEY (tenant_id, id) was never read.
+# The seed (RESTORE_SEED, printed; default from $RANDOM) picks the order of
+# the paths, b's clock for each (0 to 12 s behind the real one), and
+# whether b crashes (-m immediate) right after the restore, before it made
+# any id, and starts again with its clock 3 s further back: the floor must
+# hold through the durable mark H.
 . "$(dirname "$0")/common.bash"
+
+seed=${RESTORE_SEED:-$RANDOM}
+echo "RESTORE_SEED=$seed"
+RANDOM=$seed
 
 port_a=$SHARDID_PORT_BASE
 app_server -c +40s a "$port_a" "wal_level = logical" || { fail "server a did not start"; finish; }
@@ -65,11 +74,13 @@ schemas=$SHARDID_TMP/schemas.dump
 chmod 644 "$dump" "$schemas" "$SHARDID_TMP/app.sql"
 tables="s_005.a s_005.b tenant_9.a tenant_9.b"
 
-# server_b N: a fresh server b (right clock) on its own port, libpq at it
+# server_b N: a fresh server b (its clock $behind s behind the real one)
+# on its own port, libpq at it
 server_b() {
 	port_b=$((port_a + $1))
 	cluster_init "b$1" "$port_b" "$strict_conf" "shardid.max_lead_ms = 60000" || return 1
-	cluster_start "b$1" || return 1
+	# shellcheck disable=SC2046
+	cluster_start "b$1" $([ "$behind" -gt 0 ] && faketime_env "-${behind}s") || return 1
 	use_cluster "$port_b"
 }
 
@@ -97,8 +108,16 @@ check() {
 	done
 }
 
+paths=(whole plain jobs schema clean data subscribe)
+for ((i = ${#paths[@]} - 1; i > 0; i--)); do
+	j=$((RANDOM % (i + 1)))
+	t=${paths[i]} paths[i]=${paths[j]} paths[j]=$t
+done
 n=1
-for path in whole plain jobs schema clean data subscribe; do
+for path in "${paths[@]}"; do
+	behind=$((RANDOM % 13))
+	crash=$((RANDOM % 2))
+	echo "$path: b's clock ${behind} s behind$([ $crash = 1 ] && echo ", a crash after the restore")"
 	server_b $n || { fail "$path: server b did not start"; n=$((n + 1)); continue; }
 	case $path in
 	whole) "$PG_BIN/pg_restore" -C -d postgres "$dump" || fail "$path: pg_restore failed" ;;
@@ -119,6 +138,11 @@ for path in whole plain jobs schema clean data subscribe; do
 		"$PG_BIN/pg_restore" -a --disable-triggers -n s_005 -n tenant_9 -d app "$dump" || fail "$path: pg_restore -a failed" ;;
 	esac
 	echo "$path: floors on b $(q_at "$port_b" -c "SELECT string_agg(shard || '=' || coalesce(floor_id::text, 'NULL'), ' ' ORDER BY shard) FROM shardid.shard_registry")"
+	if [ $crash = 1 ]; then
+		cluster_stop "b$n" immediate
+		# shellcheck disable=SC2046
+		cluster_start "b$n" $(faketime_env "-$((behind + 3))s") || fail "$path: b did not start again"
+	fi
 	check "$path"
 	if [ $path = whole ]; then
 		# a copy by CREATE DATABASE ... TEMPLATE (no CREATE EXTENSION ran
