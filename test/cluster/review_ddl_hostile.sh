@@ -26,7 +26,7 @@ on "$a" >/dev/null <<'SQL' || exit 1
 CREATE SCHEMA shard_0006;
 GRANT USAGE, CREATE ON SCHEMA shard_0006 TO mallory;
 CREATE TABLE shard_0006.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6, 1), n int);
-CREATE TABLE shard_0006.pt (id bigint NOT NULL DEFAULT shardid.next_id(6, 1), k int NOT NULL) PARTITION BY RANGE (k);
+CREATE TABLE shard_0006.pt (id bigint NOT NULL DEFAULT shardid.next_id(6, 1), k int NOT NULL, PRIMARY KEY (id, k)) PARTITION BY RANGE (k);
 CREATE TABLE shard_0006.pt1 PARTITION OF shard_0006.pt FOR VALUES FROM (0) TO (100);
 SELECT shardid.register_shard(6, 'shard_0006');
 INSERT INTO shard_0006.t (n) SELECT g FROM generate_series(1, 10) g;
