@@ -489,10 +489,17 @@ main(int argc, char **argv)
 		int			i;
 
 		for (i = 0; i < 2; i++)
-			if (s[i]->conn && !take_move_lock(s[i]))
+		{
+			int			r = s[i]->conn ? take_move_lock(s[i]) : 1;
+
+			if (r < 0)
+				refuse("could not take the move lock of shard %d on the %s server: %s; nothing was changed",
+					   M.shard, s[i]->option, db_error());
+			if (r == 0)
 				refuse("another shardid-move is working on shard %d with the %s server right now "
 					   "(its session there: %s); nothing was changed", M.shard, s[i]->option,
 					   move_lock_holder(s[i]));
+		}
 	}
 
 	if (M.do_abort)
