@@ -313,7 +313,8 @@ check_event_triggers(Server *s, const char *what)
  * depth: a composite's attributes, a range's subtype, an array's element),
  * the partition keys above it; pg_restore builds its indexes and the counts
  * plan them (expressions, predicates); a trigger enabled ALWAYS or REPLICA
- * fires when a subscription applies.  From each of these the walk follows
+ * fires when a subscription applies; the ANALYZE that the rows the move
+ * writes bring about evaluates the expressions of its statistics objects.  From each of these the walk follows
  * pg_depend (and a domain's constraints, a composite type's attributes)
  * into types, operators and functions, and reports every function, operator, domain, composite,
  * range or multirange type whose owner is not a superuser on both servers:
@@ -395,6 +396,9 @@ check_event_triggers(Server *s, const char *what)
 	" UNION ALL SELECT t.oid, pg_catalog.format('its trigger %I (enabled ALWAYS or REPLICA, so a subscription fires it)'," \
 	"  g.tgname), 'pg_catalog.pg_trigger'::pg_catalog.regclass, g.oid" \
 	" FROM tbl t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal AND g.tgenabled IN ('A', 'R')" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its statistics object %I', x.stxname)," \
+	"  'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, x.oid" \
+	" FROM tbl t JOIN pg_catalog.pg_statistic_ext x ON x.stxrelid = t.oid WHERE x.stxexprs IS NOT NULL" \
 	" UNION ALL SELECT t.oid, CASE WHEN x.relid = t.oid THEN 'its partition key'" \
 	"  ELSE pg_catalog.format('the partition key of %s', x.relid::pg_catalog.regclass) END, d.refclassid, d.refobjid" \
 	" FROM tbl t CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(t.oid) x" \

@@ -14,6 +14,8 @@
 #   t_dom    a column of her domain;
 #   t_comp   a column of her composite type;
 #   t_idx    an index on an expression of her immutable function;
+#   t_stat   statistics on that expression (the ANALYZE that the copied rows
+#            bring about on the --to server evaluates it as the owner);
 #   t_pub    a CHECK calling public.valid(integer), a superuser's function
 #            on a, while on b mallory made her own public.valid(integer)
 #            (CREATE on schema public there), which pg_restore's CHECK
@@ -56,6 +58,8 @@ CREATE TABLE shard_0005.t_dom (id bigint PRIMARY KEY, n mallory.positive);
 CREATE TABLE shard_0005.t_comp (id bigint PRIMARY KEY, p mallory.pair);
 CREATE TABLE shard_0005.t_idx (id bigint PRIMARY KEY, n integer);
 CREATE INDEX t_idx_imm ON shard_0005.t_idx (mallory.imm(n));
+CREATE TABLE shard_0005.t_stat (id bigint PRIMARY KEY, n integer, m integer);
+CREATE STATISTICS shard_0005.t_stat_s ON (mallory.imm(n)), m FROM shard_0005.t_stat;
 CREATE TABLE shard_0005.t_pub (id bigint PRIMARY KEY, n integer CHECK (public.valid(n)));
 -- the superuser's own code: moves
 CREATE TABLE shard_0005.t_fine (id bigint PRIMARY KEY, n public.sane_int CHECK (public.sane(n)), c public.counted);
@@ -67,6 +71,8 @@ mallory_reset "$a"
 for ins in "t_check VALUES (1, 1)" "t_dom VALUES (1, 1)" "t_comp VALUES (1, '(1,1)')" "t_idx VALUES (1, 1)"; do
 	mallory_strikes "a superuser's INSERT INTO $ins runs mallory's code" "$a" -c "INSERT INTO shard_0005.$ins" || exit 1
 done
+mallory_strikes "a superuser's ANALYZE of t_stat runs mallory's code" "$a" \
+	-c "INSERT INTO shard_0005.t_stat VALUES (1, 1, 1)" -c "ANALYZE shard_0005.t_stat" || exit 1
 mallory_strikes "a superuser's INSERT INTO t_pub on b runs mallory's public.valid()" "$b" \
 	-c "BEGIN; CREATE TABLE t_pub (n integer CHECK (public.valid(n))); INSERT INTO t_pub VALUES (1); ROLLBACK" || exit 1
 mallory_reset "$a" "$b"
@@ -85,6 +91,7 @@ refused() {	# refused WHAT [move options...]: the move of shard 5 a -> b is refu
 		"shardid-move: error: table shard_0005.t_comp of role postgres: its column p uses type mallory.pair (a composite type) of role mallory, $why" \
 		"shardid-move: error: table shard_0005.t_comp of role postgres: its column p uses type mallory.positive (a domain) of role mallory, $why" \
 		"shardid-move: error: table shard_0005.t_idx of role postgres: its index t_idx_imm uses function mallory.imm(integer) of role mallory, $why" \
+		"shardid-move: error: table shard_0005.t_stat of role postgres: its statistics object t_stat_s uses function mallory.imm(integer) of role mallory, $why" \
 		"shardid-move: error: table shard_0005.t_pub: its CHECK constraint t_pub_n_check uses function public.valid(integer), which is of role mallory on the --to server, and this move would run it as a superuser there" \
 		"shardid-move: error: shard 5 cannot move as it is (see above); nothing was changed"; do
 		echo "$out" | grep -qxF -- "$want" || fail "$what: wanted \"$want\""
@@ -100,7 +107,7 @@ refused "offline move"
 refused "online move" --online
 
 # 3. the superuser's own code moves, offline and back online
-on "$a" -c "DROP TABLE shard_0005.t_check, shard_0005.t_dom, shard_0005.t_comp, shard_0005.t_idx, shard_0005.t_pub" || exit 1
+on "$a" -c "DROP TABLE shard_0005.t_check, shard_0005.t_dom, shard_0005.t_comp, shard_0005.t_idx, shard_0005.t_stat, shard_0005.t_pub" || exit 1
 "$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --move-and-drop-source --yes >"$SHARDID_TMP/move.log" 2>&1 ||
 	fail "offline move of the superuser's own code: $(cat "$SHARDID_TMP/move.log")"
 expect "$(on "$b" -c "SELECT count(*), sum(n) FROM shard_0005.t_fine")" = "5|15" "rows of t_fine on b"
