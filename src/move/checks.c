@@ -59,6 +59,19 @@ connect_both(void)
 	}
 }
 
+/* "1.4" as 104; -1 when it is not major.minor */
+static int
+version_num(const char *v)
+{
+	int			major,
+				minor;
+	char		rest;
+
+	if (v == NULL || sscanf(v, "%d.%d%c", &major, &minor, &rest) != 2 || major < 0 || minor < 0 || minor > 99)
+		return -1;
+	return major * 100 + minor;
+}
+
 /* what both servers must offer for any run */
 void
 check_servers(void)
@@ -81,6 +94,17 @@ check_servers(void)
 		if (v == NULL)
 			refuse("shardid is not installed in the %s database (%s); run CREATE EXTENSION shardid there",
 				   s[i]->option, s[i]->where);
+		/*
+		 * What the move reads and writes there (the journal, the registry,
+		 * the floor) and what the shard's objects need: a shardid this
+		 * program knows, from 1.2 to its own
+		 */
+		if (version_num(v) > version_num(SHARDID_VERSION) && version_num(SHARDID_VERSION) > 0)
+			refuse("shardid %s on the %s server is newer than this shardid-move, which knows shardid up to %s: "
+				   "use the shardid-move of shardid %s", v, s[i]->option, SHARDID_VERSION, v);
+		if (version_num(v) < 102)
+			refuse("shardid %s on the %s server is older than 1.2, the oldest this shardid-move moves shards "
+				   "with; run ALTER EXTENSION shardid UPDATE there", v, s[i]->option);
 		if (!get_value(s[i], &v, "SELECT pg_catalog.to_regclass('shardid.move_journal')::text", 0))
 			refuse("could not query the %s server: %s", s[i]->option, db_error());
 		if (v == NULL)
@@ -280,6 +304,214 @@ check_event_triggers(Server *s, const char *what)
 	return n;
 }
 
+/*
+ * Code of other roles that the move would run as a superuser through a
+ * table of a superuser (what add_shards() makes): running "as the table's
+ * owner" is running as a superuser there.  Writing a row (offline, and the
+ * apply of every online move) evaluates the table's CHECK constraints, its
+ * generated columns, the types of its columns (a domain's CHECKs, at any
+ * depth: a composite's attributes, a range's subtype, an array's element),
+ * the partition keys above it; pg_restore builds its indexes and the counts
+ * plan them (expressions, predicates); a trigger enabled ALWAYS or REPLICA
+ * fires when a subscription applies; the ANALYZE that the rows the move
+ * writes bring about evaluates the expressions of its statistics objects.  From each of these the walk follows
+ * pg_depend (and a domain's constraints, a composite type's attributes)
+ * into types, operators and functions, and reports every function, operator, domain, composite,
+ * range or multirange type whose owner is not a superuser on both servers:
+ * she may change it at any time (CREATE OR REPLACE FUNCTION, ALTER DOMAIN
+ * ... ADD CONSTRAINT), on the --to server too.  A table counts as a
+ * superuser's when its owner is one on either server ($2: the superusers
+ * of the --to server).  The walk stops at functions: what a superuser's
+ * function calls is its owner's choice.
+ *
+ * Objects outside the schema exist on the --to server under their own
+ * definitions, and pg_restore resolves the copy's references to them by
+ * name: the first such object on each path (kind, identity), unless it is
+ * reported already, is returned, as JSON in one row of kind 'outside', for
+ * SU_TARGET_SQL to look up and walk again there (but those of schema shardid, which only superusers
+ * make: check_shardid_needs() looks for its functions).
+ */
+#define SU_EDGE_SQL \
+	"edge(classid, objid, refclassid, refobjid) AS (" \
+	" SELECT d.classid, d.objid, d.refclassid, d.refobjid FROM pg_catalog.pg_depend d" \
+	" WHERE d.refobjid >= 16384 AND d.classid <> 'pg_catalog.pg_proc'::pg_catalog.regclass" \
+	"  AND d.refclassid IN ('pg_catalog.pg_proc'::pg_catalog.regclass, 'pg_catalog.pg_type'::pg_catalog.regclass," \
+	"   'pg_catalog.pg_operator'::pg_catalog.regclass)" \
+	"  AND (d.classid <> 'pg_catalog.pg_operator'::pg_catalog.regclass" \
+	"   OR d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass)" \
+	" UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, k.contypid," \
+	"  'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid FROM pg_catalog.pg_constraint k WHERE k.contypid <> 0" \
+	" UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid, 'pg_catalog.pg_class'::pg_catalog.regclass," \
+	"  t.typrelid FROM pg_catalog.pg_type t WHERE t.typrelid <> 0 AND t.oid >= 16384)"
+
+/* owner, description, schema, identity, kind and whether it is code, of object f */
+#define SU_OBJECT_SQL \
+	" CROSS JOIN LATERAL (" \
+	"  SELECT p.proowner, 'function ' || p.oid::pg_catalog.regprocedure::pg_catalog.text, p.pronamespace," \
+	"   p.oid::pg_catalog.regprocedure::pg_catalog.text, 'function', true" \
+	"  FROM pg_catalog.pg_proc p WHERE f.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND p.oid = f.objid" \
+	"  UNION ALL SELECT o.oprowner, 'operator ' || o.oid::pg_catalog.regoperator::pg_catalog.text, o.oprnamespace," \
+	"   o.oid::pg_catalog.regoperator::pg_catalog.text, 'operator', true" \
+	"  FROM pg_catalog.pg_operator o WHERE f.classid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND o.oid = f.objid" \
+	"  UNION ALL SELECT t.typowner, pg_catalog.format('type %s (%s)', pg_catalog.format_type(t.oid, NULL)," \
+	"   CASE t.typtype WHEN 'd' THEN 'a domain' WHEN 'c' THEN 'a composite type' WHEN 'r' THEN 'a range type'" \
+	"   WHEN 'm' THEN 'a multirange type' ELSE 'a type' END), t.typnamespace, pg_catalog.format_type(t.oid, NULL)," \
+	"   'type', t.typtype IN ('d', 'c', 'r', 'm')" \
+	"  FROM pg_catalog.pg_type t WHERE f.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND t.oid = f.objid" \
+	" ) x(owner, descr, ns, ident, kind, code)" \
+	" JOIN pg_catalog.pg_roles r ON r.oid = x.owner"
+
+/* the schema of an object of the walk w ($1 for those of the schema's tables) */
+#define SU_NAMESPACE_SQL \
+	"CASE w.classid WHEN 'pg_catalog.pg_proc'::pg_catalog.regclass THEN" \
+	" (SELECT p.pronamespace FROM pg_catalog.pg_proc p WHERE p.oid = w.objid)" \
+	" WHEN 'pg_catalog.pg_operator'::pg_catalog.regclass THEN" \
+	" (SELECT o.oprnamespace FROM pg_catalog.pg_operator o WHERE o.oid = w.objid)" \
+	" WHEN 'pg_catalog.pg_type'::pg_catalog.regclass THEN" \
+	" (SELECT t.typnamespace FROM pg_catalog.pg_type t WHERE t.oid = w.objid)" \
+	" WHEN 'pg_catalog.pg_class'::pg_catalog.regclass THEN" \
+	" (SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid = w.objid)" \
+	" WHEN 'pg_catalog.pg_constraint'::pg_catalog.regclass THEN" \
+	" (SELECT COALESCE(c.relnamespace, t.typnamespace) FROM pg_catalog.pg_constraint k" \
+	"  LEFT JOIN pg_catalog.pg_class c ON c.oid = k.conrelid LEFT JOIN pg_catalog.pg_type t ON t.oid = k.contypid" \
+	"  WHERE k.oid = w.objid) ELSE $1::oid END"
+
+#define SU_CODE_SQL \
+	"WITH RECURSIVE tbl AS (" \
+	" SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid = c.relowner" \
+	" WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') AND (r.rolsuper OR r.rolname = ANY ($2::name[])))," \
+	"root(tab, what, classid, objid) AS (" \
+	" SELECT t.oid, pg_catalog.format('its CHECK constraint %I', k.conname)," \
+	"  'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid" \
+	" FROM tbl t JOIN pg_catalog.pg_constraint k ON k.conrelid = t.oid AND k.contype = 'c'" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its generated column %I', a.attname)," \
+	"  'pg_catalog.pg_attrdef'::pg_catalog.regclass, d.oid" \
+	" FROM tbl t JOIN pg_catalog.pg_attrdef d ON d.adrelid = t.oid" \
+	" JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum AND a.attgenerated <> ''" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its column %I', a.attname), 'pg_catalog.pg_type'::pg_catalog.regclass," \
+	"  a.atttypid FROM tbl t JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its index %I', ic.relname), 'pg_catalog.pg_class'::pg_catalog.regclass," \
+	"  i.indexrelid FROM tbl t JOIN pg_catalog.pg_index i ON i.indrelid = t.oid" \
+	" JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid WHERE i.indexprs IS NOT NULL OR i.indpred IS NOT NULL" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its trigger %I (enabled ALWAYS or REPLICA, so a subscription fires it)'," \
+	"  g.tgname), 'pg_catalog.pg_trigger'::pg_catalog.regclass, g.oid" \
+	" FROM tbl t JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid AND NOT g.tgisinternal AND g.tgenabled IN ('A', 'R')" \
+	" UNION ALL SELECT t.oid, pg_catalog.format('its statistics object %I', x.stxname)," \
+	"  'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, x.oid" \
+	" FROM tbl t JOIN pg_catalog.pg_statistic_ext x ON x.stxrelid = t.oid WHERE x.stxexprs IS NOT NULL" \
+	" UNION ALL SELECT t.oid, CASE WHEN x.relid = t.oid THEN 'its partition key'" \
+	"  ELSE pg_catalog.format('the partition key of %s', x.relid::pg_catalog.regclass) END, d.refclassid, d.refobjid" \
+	" FROM tbl t CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(t.oid) x" \
+	" JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = x.relid" \
+	"  AND d.objsubid = 0 AND d.refclassid IN ('pg_catalog.pg_proc'::pg_catalog.regclass," \
+	"  'pg_catalog.pg_operator'::pg_catalog.regclass))," \
+	SU_EDGE_SQL "," \
+	"walk(tab, what, classid, objid, via_outside) AS (" \
+	" SELECT r.tab, r.what, r.classid, r.objid, false FROM root r" \
+	" UNION" \
+	" SELECT w.tab, w.what, e.refclassid, e.refobjid, w.via_outside OR " SU_NAMESPACE_SQL " <> $1::oid" \
+	" FROM walk w JOIN edge e ON e.classid = w.classid AND e.objid = w.objid)," \
+	"found AS (SELECT DISTINCT f.tab, f.what, f.via_outside, x.descr, x.ns, x.ident, x.kind," \
+	"  r.rolname, x.code AND NOT (r.rolsuper AND r.rolname = ANY ($2::name[])) AS bad" \
+	" FROM walk f" SU_OBJECT_SQL " WHERE f.objid >= 16384)" \
+	"SELECT DISTINCT 'problem', pg_catalog.format('table %s of role %s: %s uses %s of role %s, which this move would " \
+	"run as a superuser', f.tab::pg_catalog.regclass, pg_catalog.pg_get_userbyid(c.relowner), f.what, f.descr, f.rolname)" \
+	" FROM found f JOIN pg_catalog.pg_class c ON c.oid = f.tab WHERE f.bad" \
+	" UNION ALL SELECT 'outside', pg_catalog.json_agg(DISTINCT pg_catalog.jsonb_build_object('tab', f.tab::pg_catalog.regclass," \
+	"  'what', f.what, 'kind', f.kind, 'ident', f.ident))::pg_catalog.text" \
+	" FROM found f WHERE f.ns <> $1::oid AND NOT f.via_outside AND NOT f.bad" \
+	"  AND f.ns IS DISTINCT FROM pg_catalog.to_regnamespace('shardid')::pg_catalog.oid" \
+	" HAVING pg_catalog.count(*) > 0 ORDER BY 1, 2"
+
+/*
+ * On the --to server: the objects outside the schema that SU_CODE_SQL
+ * found on the --from server ($1, JSON), looked up by their identity as
+ * pg_restore resolves the copy's references, and walked again there: one
+ * row per object that is missing (another role could make it in time for
+ * the restore) or is code of a role that is no superuser on both servers
+ * ($2: the superusers of the --from server).
+ */
+#define SU_TARGET_SQL \
+	"WITH RECURSIVE given AS (" \
+	" SELECT g.tab, g.what, g.kind, g.ident, CASE g.kind WHEN 'function' THEN 'pg_catalog.pg_proc'::pg_catalog.regclass" \
+	"  WHEN 'operator' THEN 'pg_catalog.pg_operator'::pg_catalog.regclass" \
+	"  ELSE 'pg_catalog.pg_type'::pg_catalog.regclass END AS classid," \
+	"  CASE g.kind WHEN 'function' THEN pg_catalog.to_regprocedure(g.ident)::pg_catalog.oid" \
+	"  WHEN 'operator' THEN pg_catalog.to_regoperator(g.ident)::pg_catalog.oid" \
+	"  ELSE pg_catalog.to_regtype(g.ident)::pg_catalog.oid END AS objid" \
+	" FROM pg_catalog.json_to_recordset($1::pg_catalog.json) AS g(tab text, what text, kind text, ident text))," \
+	SU_EDGE_SQL "," \
+	"walk(tab, what, classid, objid) AS (" \
+	" SELECT g.tab, g.what, g.classid, g.objid FROM given g WHERE g.objid IS NOT NULL" \
+	" UNION" \
+	" SELECT w.tab, w.what, e.refclassid, e.refobjid FROM walk w JOIN edge e ON e.classid = w.classid AND e.objid = w.objid)" \
+	"SELECT 'missing', pg_catalog.format('table %s: %s uses %s %s, which does not exist on the --to server', g.tab," \
+	" g.what, g.kind, g.ident) FROM given g WHERE g.objid IS NULL" \
+	" UNION SELECT 'code', pg_catalog.format('table %s: %s uses %s, which is of role %s on the --to server, and this " \
+	"move would run it as a superuser there', f.tab, f.what, x.descr, r.rolname)" \
+	" FROM walk f" SU_OBJECT_SQL " WHERE f.objid >= 16384 AND x.code AND NOT (r.rolsuper AND r.rolname = ANY ($2::name[]))" \
+	" ORDER BY 1, 2"
+
+/* the superusers of server s, as the text of a name[] */
+static char *
+superusers_of(Server *s)
+{
+	char	   *v = NULL;
+
+	if (!get_value(s, &v, "SELECT COALESCE(pg_catalog.array_agg(rolname ORDER BY rolname), '{}')::pg_catalog.text "
+				   "FROM pg_catalog.pg_roles WHERE rolsuper", 0) || v == NULL)
+		refuse("could not read the roles of the %s server: %s", s->option, db_error());
+	return v;
+}
+
+/*
+ * SU_CODE_SQL on the --from server, SU_TARGET_SQL on the --to server: one
+ * error each; *missing counts those of objects missing on the --to server
+ */
+static int
+check_superuser_code(int *missing)
+{
+	char	   *su_from = superusers_of(&M.from);
+	char	   *su_to = superusers_of(&M.to);
+	char	   *outside = NULL;
+	PGresult   *res;
+	int			i,
+				problems = 0;
+
+	res = query(&M.from, SU_CODE_SQL, 2, M.src_schema_oid, su_to);
+	if (res == NULL)
+		refuse("could not read the code of the tables of schema \"%s\": %s", M.schema, db_error());
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		if (is(PQgetvalue(res, i, 0), "outside"))
+			outside = xstrdup(PQgetvalue(res, i, 1));
+		else
+		{
+			error_msg("%s", PQgetvalue(res, i, 1));
+			problems++;
+		}
+	}
+	PQclear(res);
+	if (outside != NULL)
+	{
+		res = query(&M.to, SU_TARGET_SQL, 2, outside, su_from);
+		if (res == NULL)
+			refuse("could not look up on the --to server what the tables of schema \"%s\" use: %s", M.schema,
+				   db_error());
+		for (i = 0; i < PQntuples(res); i++, problems++)
+		{
+			error_msg("%s", PQgetvalue(res, i, 1));
+			if (is(PQgetvalue(res, i, 0), "missing"))
+				(*missing)++;
+		}
+		PQclear(res);
+		free(outside);
+	}
+	free(su_from);
+	free(su_to);
+	return problems;
+}
+
 /* what the move could not run as its owner (SHAPE_SQL), and event triggers */
 static int
 check_shapes(void)
@@ -287,6 +519,7 @@ check_shapes(void)
 	bool		old_apply = M.online && PQserverVersion(M.to.conn) < 160000;
 	PGresult   *res;
 	int			problems = 0,
+				missing = 0,
 				i,
 				k;
 	Server	   *s[] = {&M.from, &M.to};
@@ -298,14 +531,16 @@ check_shapes(void)
 	for (i = 0; i < PQntuples(res); i++, problems++)
 		error_msg("%s", PQgetvalue(res, i, 0));
 	PQclear(res);
+	problems += check_superuser_code(&missing);
 	for (k = 0; k < 2; k++)
 		problems += check_event_triggers(s[k], "the move's DDL");
-	if (problems > 0)
+	if (problems > missing)
 	{
 		detail_msg("shardid-move runs code of other roles only with their rights.");
 		hint_msg(old_apply ? "Move the shard offline, or into a PostgreSQL 16+ server; or drop these objects "
 				 "(or ALTER EVENT TRIGGER ... DISABLE) for the move." :
-				 "Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move.");
+				 "Drop these objects (or ALTER EVENT TRIGGER ... DISABLE) for the move, or have a superuser own the "
+				 "functions and types they use.");
 	}
 	return problems;
 }
@@ -459,6 +694,136 @@ hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
 	" ORDER BY 1, 2"
 
 /*
+ * What the shard's objects need of shardid on the --to server, read on the
+ * --from server as (kind, function, user) rows: every function of the
+ * extension that the schema's objects call (DEFAULTs, constraints,
+ * triggers, indexes, its types and functions; pg_depend), which must exist
+ * there with the same arguments; and, kind 'strict', the DEFAULTs,
+ * triggers and domains that make ids without a sequence
+ * (shardid.next_id(shard), next_ids(), the set_id() trigger), which fail on
+ * a server in session mode (PostgreSQL before 17 without shardid in
+ * shared_preload_libraries): the shard would take writes nowhere.
+ */
+#define NEEDS_SHARDID_SQL \
+	"WITH objs(classid, objid) AS (" \
+	" SELECT 'pg_catalog.pg_attrdef'::pg_catalog.regclass, d.oid FROM pg_catalog.pg_attrdef d" \
+	" JOIN pg_catalog.pg_class c ON c.oid = d.adrelid WHERE c.relnamespace = $1::oid" \
+	" UNION ALL SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid FROM pg_catalog.pg_constraint k" \
+	" LEFT JOIN pg_catalog.pg_class c ON c.oid = k.conrelid LEFT JOIN pg_catalog.pg_type t ON t.oid = k.contypid" \
+	" WHERE c.relnamespace = $1::oid OR t.typnamespace = $1::oid" \
+	" UNION ALL SELECT 'pg_catalog.pg_trigger'::pg_catalog.regclass, g.oid FROM pg_catalog.pg_trigger g" \
+	" JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid WHERE c.relnamespace = $1::oid AND NOT g.tgisinternal" \
+	" UNION ALL SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, c.oid FROM pg_catalog.pg_class c" \
+	" WHERE c.relnamespace = $1::oid" \
+	" UNION ALL SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid FROM pg_catalog.pg_type t" \
+	" WHERE t.typnamespace = $1::oid" \
+	" UNION ALL SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid FROM pg_catalog.pg_proc p" \
+	" WHERE p.pronamespace = $1::oid" \
+	" UNION ALL SELECT 'pg_catalog.pg_rewrite'::pg_catalog.regclass, w.oid FROM pg_catalog.pg_rewrite w" \
+	" JOIN pg_catalog.pg_class c ON c.oid = w.ev_class WHERE c.relnamespace = $1::oid)," \
+	"uses AS (" \
+	" SELECT d.classid, d.objid, d.objsubid, d.refobjid AS fn FROM pg_catalog.pg_depend d" \
+	" JOIN objs o ON o.classid = d.classid AND o.objid = d.objid" \
+	" JOIN pg_catalog.pg_depend m ON m.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND m.objid = d.refobjid" \
+	"  AND m.deptype = 'e' JOIN pg_catalog.pg_extension e ON e.oid = m.refobjid AND e.extname = 'shardid'" \
+	" WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass)," \
+	"named AS (" \
+	" SELECT u.fn, u.fn::pg_catalog.regprocedure::pg_catalog.text AS ident, CASE u.classid" \
+	"  WHEN 'pg_catalog.pg_attrdef'::pg_catalog.regclass THEN (SELECT pg_catalog.format('table %s: the DEFAULT of " \
+	"column %I', d.adrelid::pg_catalog.regclass, a.attname) FROM pg_catalog.pg_attrdef d JOIN pg_catalog.pg_attribute a" \
+	"   ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE d.oid = u.objid)" \
+	"  WHEN 'pg_catalog.pg_trigger'::pg_catalog.regclass THEN (SELECT pg_catalog.format('table %s: trigger %I', " \
+	"g.tgrelid::pg_catalog.regclass, g.tgname) FROM pg_catalog.pg_trigger g WHERE g.oid = u.objid)" \
+	"  ELSE pg_catalog.pg_describe_object(u.classid, u.objid, u.objsubid) END AS what FROM uses u)" \
+	"SELECT 'strict', n.ident, n.what FROM named n WHERE n.fn IN (" \
+	" pg_catalog.to_regprocedure('shardid.next_id(integer)'), pg_catalog.to_regprocedure('shardid.next_ids(integer, integer)')," \
+	" pg_catalog.to_regprocedure('shardid.set_id()'))" \
+	" UNION ALL SELECT 'function', n.ident, pg_catalog.min(n.what) FROM named n GROUP BY n.ident" \
+	" ORDER BY 1 DESC, 3, 2"
+
+/*
+ * What the shard's ids need on the --to server (NEEDS_SHARDID_SQL), and its
+ * converted tables' legacy boundaries (shardid.legacy_ids, from 1.3 on,
+ * which the cutover records there): one error per problem.
+ */
+static int
+check_shardid_needs(void)
+{
+	PGresult   *res = query(&M.from, NEEDS_SHARDID_SQL, 1, M.src_schema_oid);
+	char	   *mode = NULL;
+	char	   *version = NULL;
+	int			i,
+				problems = 0,
+				strict = 0;
+	bool		keeps_from,
+				keeps_to;
+
+	if (res == NULL)
+		refuse("could not read what schema \"%s\" needs of shardid: %s", M.schema, db_error());
+	if (!get_value(&M.to, &mode, "SELECT mode FROM shardid.info()", 0) ||
+		!get_value(&M.to, &version, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'shardid'", 0))
+		refuse("could not read shardid.info() on the --to server: %s", db_error());
+	for (i = 0; i < PQntuples(res); i++)
+	{
+		const char *kind = PQgetvalue(res, i, 0);
+		const char *fn = PQgetvalue(res, i, 1);
+		const char *what = PQgetvalue(res, i, 2);
+		char	   *found = NULL;
+
+		if (is(kind, "strict"))
+		{
+			if (is(mode, "strict"))
+				continue;
+			error_msg("%s calls %s, which makes ids without a sequence and needs strict mode, but shardid on the "
+					  "--to server runs in %s mode (not in shared_preload_libraries): every INSERT into the table "
+					  "would fail there", what, fn, mode ? mode : "no");
+			problems++;
+			strict++;
+			continue;
+		}
+		if (!get_value(&M.to, &found, "SELECT pg_catalog.to_regprocedure($1)::pg_catalog.text", 1, fn))
+			refuse("could not query the --to server: %s", db_error());
+		if (found == NULL)
+		{
+			error_msg("function %s does not exist on the --to server, whose shardid is %s: %s calls it; run ALTER "
+					  "EXTENSION shardid UPDATE there", fn, version ? version : "unknown", what);
+			problems++;
+		}
+		free(found);
+	}
+	PQclear(res);
+	if (strict > 0)
+		hint_msg("Add shardid to shared_preload_libraries on the --to server and restart it (strict mode; from "
+				 "PostgreSQL 17 on it needs no preloading), or give these tables a sequence (DEFAULT "
+				 "shardid.next_id(shard, nextval(...))) before the move.");
+
+	/* the converted tables' boundaries, which only a --to server on 1.3 or later keeps */
+	if (!keeps_legacy_ids(&M.from, &keeps_from) || !keeps_legacy_ids(&M.to, &keeps_to))
+		refuse("could not query the servers: %s", db_error());
+	if (keeps_from && !keeps_to)
+	{
+		char	   *v = NULL;
+
+		if (!get_value(&M.from, &v,
+					   "SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ' ORDER BY 1) "
+					   "FROM shardid.legacy_ids l JOIN pg_catalog.pg_class c ON c.oid = l.tab::pg_catalog.oid "
+					   "WHERE c.relnamespace = $1::oid", 1, M.src_schema_oid))
+			refuse("could not read shardid.legacy_ids on the --from server: %s", db_error());
+		if (v != NULL)
+		{
+			error_msg("schema \"%s\" holds tables converted by shardid.convert_table() (%s), whose legacy "
+					  "boundaries the --to server's shardid %s cannot keep (it needs 1.3 or later): run ALTER "
+					  "EXTENSION shardid UPDATE there first", M.schema, v, version ? version : "");
+			problems++;
+			free(v);
+		}
+	}
+	free(mode);
+	free(version);
+	return problems;
+}
+
+/*
  * The room the copy needs on the --to server, by estimate (see
  * ROOM_MARGIN_PERCENT): an error when --to-free says it is not there.
  * PostgreSQL has no SQL that reports the free space of a file system; the
@@ -561,6 +926,7 @@ preflight(void)
 		free(found);
 	}
 	PQclear(res);
+	problems += check_shardid_needs();
 	problems += check_room();
 	return problems + check_shapes();
 }

@@ -238,17 +238,22 @@ rows_fail(const char *fmt,...)
  * CHECKs of domains anywhere in a column's type, generated columns,
  * partition constraints, whatever they call.  It runs with the owner's
  * rights, where the owner cannot become the superuser again: each table's
- * rows go, as text, into a TEMP table of the superuser, and a SECURITY
+ * rows go, as text, into an unlogged table of the superuser, and a SECURITY
  * DEFINER function owned by the table's owner (search_path and row_security
  * fixed) converts them with the columns' types and inserts them;
  * PostgreSQL refuses SET ROLE and SET SESSION AUTHORIZATION inside it.  A
  * plain SET (set_config(..., false)) in the owner's code outlives the
  * function, even of search_path, which its SET clause then no longer
  * restores: after each call the session's settings are reset (RESET ALL)
- * and made again, before any statement of the move's runs in it.  The TEMP tables are made before the
+ * and made again, before any statement of the move's runs in it.  The
+ * tables and the functions live in a schema of the move's own, made in the
+ * transaction with a random name and dropped before its COMMIT, in which
+ * the owners have USAGE only: their code, which may create objects in
+ * pg_temp or empty it (DISCARD TEMP), can neither take the name of a table
+ * or function of the move nor drop one.  The tables are made before the
  * first owner's code runs; each function right before its call, with
  * CREATE (never OR REPLACE): an owner's code may alter the functions it
- * owns, or take the name of one not made yet, and the move then fails.
+ * owns.
  * pg_restore made the tables before, without indexes, keys or triggers,
  * and makes those after, as for its own rows.
  *
@@ -278,6 +283,8 @@ copy_rows_as_owners(void)
 	char	  **oid = xcalloc(M.ntables + 1, sizeof(char *));
 	char	   *enc = NULL,
 			   *bad = NULL;
+	char	   *scratch = random_name("shardid_move_");
+	char	   *sql;
 	int			i;
 	bool		ok;
 	long long	n;
@@ -293,17 +300,19 @@ copy_rows_as_owners(void)
 		!get_value(src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
 		!exec_sql(src, ROWS_SETTINGS_SQL, 1, enc))
 		rows_fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
+	sql = xprintf("CREATE SCHEMA %s", scratch);
 	if (!server_connect(dst) ||
 		!exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc) ||
-		!tx_begin(dst))
+		!tx_begin(dst) ||
+		!exec_sql(dst, sql, 0))
 		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
+	free(sql);
 
-	/* every TEMP table first, and the functions' text */
+	/* every table of rows first, and the functions' text */
 	for (i = 0; i < M.ntables; i++)
 	{
 		PGresult   *res;
-		char	   *sql,
-				   *body,
+		char	   *body,
 				   *lbody,
 				   *qowner;
 
@@ -326,23 +335,27 @@ copy_rows_as_owners(void)
 		if (!get_value(dst, &oid[i], "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
 					   M.tables[i].qname))
 			rows_fail("could not find table %s on the --to server: %s", M.tables[i].qname, db_error());
-		sql = xprintf("CREATE TEMP TABLE pg_temp.shardid_move_rows_%d (%s)", i, PQgetvalue(res, 0, 1));
+		sql = xprintf("CREATE UNLOGGED TABLE %s.shardid_move_rows_%d (%s)", scratch, i, PQgetvalue(res, 0, 1));
 		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
-					   "SELECT %s FROM pg_temp.shardid_move_rows_%d; "
+					   "SELECT %s FROM %s.shardid_move_rows_%d; "
 					   "GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END",
-					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), i);
+					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), scratch, i);
 		PQclear(res);
 		lbody = quote_literal(dst, body);
 		qowner = quote_ident(dst, M.tables[i].owner);
 		ok = exec_sql(dst, sql, 0);
 		free(sql);
-		sql = xprintf("GRANT SELECT ON pg_temp.shardid_move_rows_%d TO %s", i, qowner);
+		sql = xprintf("GRANT SELECT ON %s.shardid_move_rows_%d TO %s", scratch, i, qowner);
+		ok = ok && exec_sql(dst, sql, 0);
+		free(sql);
+		sql = xprintf("GRANT USAGE ON SCHEMA %s TO %s", scratch, qowner);
 		ok = ok && exec_sql(dst, sql, 0);
 		free(sql);
 		/* made right before its call: an owner may alter its own functions */
-		make[i] = xprintf("CREATE FUNCTION pg_temp.shardid_move_write_%d() RETURNS pg_catalog.int8 LANGUAGE plpgsql "
-						  "SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS %s", i, lbody);
-		own[i] = xprintf("ALTER FUNCTION pg_temp.shardid_move_write_%d() OWNER TO %s", i, qowner);
+		make[i] = xprintf("CREATE FUNCTION %s.shardid_move_write_%d() RETURNS pg_catalog.int8 LANGUAGE plpgsql "
+						  "SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET row_security = off AS %s",
+						  scratch, i, lbody);
+		own[i] = xprintf("ALTER FUNCTION %s.shardid_move_write_%d() OWNER TO %s", scratch, i, qowner);
 		free(body);
 		free(lbody);
 		free(qowner);
@@ -361,7 +374,7 @@ copy_rows_as_owners(void)
 		if (interrupted_by)
 			rows_fail("interrupted");
 		out = xprintf("COPY %s (%s) TO STDOUT", M.tables[i].qname, cols[i]);
-		in = xprintf("COPY pg_temp.shardid_move_rows_%d FROM STDIN", i);
+		in = xprintf("COPY %s.shardid_move_rows_%d FROM STDIN", scratch, i);
 		ok = copy_stream(src, out, dst, in, &n, rows_tick, M.tables[i].qname);
 		progress_end();
 		free(out);
@@ -384,7 +397,7 @@ copy_rows_as_owners(void)
 		if (interrupted_by)
 			rows_fail("interrupted");
 		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
-		call = xprintf("SELECT pg_temp.shardid_move_write_%d()", i);
+		call = xprintf("SELECT %s.shardid_move_write_%d()", scratch, i);
 		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) &&
 			get_value(dst, &now_oid, "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
 					  M.tables[i].qname);
@@ -427,6 +440,11 @@ copy_rows_as_owners(void)
 	if (bad != NULL)
 		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a "
 				  "superuser", M.shard, bad);
+	sql = xprintf("DROP SCHEMA %s CASCADE", scratch);
+	if (!exec_sql(dst, sql, 0))
+		rows_fail("could not drop the move's schema %s on the --to server: %s", scratch, db_error());
+	free(sql);
+	free(scratch);
 	if (!tx_commit(dst))
 		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
 	server_close(dst);

@@ -381,8 +381,30 @@ conninfo_value(const char *v)
 }
 
 /*
+ * The settings of SESSION_SETTINGS_SQL that a session this program does not
+ * drive itself gets at its start (libpq's options, -c name=value): those of
+ * pg_dump and pg_restore, and the walsender of the subscription on the
+ * --from server, whose table syncs run COPY there.  A database's owner may
+ * set a read-only default or a timeout for it (ALTER DATABASE ... SET);
+ * pg_dump and pg_restore set some timeouts of their own, not these all.
+ * idle_session_timeout and transaction_timeout only where the server has
+ * them (an unknown setting fails the connection).
+ */
+static char *
+session_options(Server *s)
+{
+	int			v = PQserverVersion(s->conn);
+
+	return xprintf("-c default_transaction_read_only=off -c exit_on_error=off -c statement_timeout=0 "
+				   "-c lock_timeout=0 -c idle_in_transaction_session_timeout=0%s%s",
+				   v >= 140000 ? " -c idle_session_timeout=0" : "",
+				   v >= 170000 ? " -c transaction_timeout=0" : "");
+}
+
+/*
  * How another server (the --to server's subscription) reaches s: the host,
- * port, database, user and password this program's connection used.
+ * port, database, user and password this program's connection used, with
+ * session_options().
  */
 char *
 subscription_conninfo(Server *s)
@@ -394,28 +416,33 @@ subscription_conninfo(Server *s)
 	char	   *p = conninfo_value(PQport(c));
 	char	   *d = conninfo_value(PQdb(c));
 	char	   *u = conninfo_value(PQuser(c));
+	char	   *so = session_options(s);
+	char	   *o = conninfo_value(so);
 	char	   *r;
 
 	if (pass && pass[0])
 	{
 		char	   *pw = conninfo_value(pass);
 
-		r = xprintf("host=%s port=%s dbname=%s user=%s password=%s", h, p, d, u, pw);
+		r = xprintf("host=%s port=%s dbname=%s user=%s password=%s options=%s", h, p, d, u, pw, o);
 		free(pw);
 	}
 	else
-		r = xprintf("host=%s port=%s dbname=%s user=%s", h, p, d, u);
+		r = xprintf("host=%s port=%s dbname=%s user=%s options=%s", h, p, d, u, o);
 	free(h);
 	free(p);
 	free(d);
 	free(u);
+	free(so);
+	free(o);
 	return r;
 }
 
 /*
  * The connection string for pg_dump / pg_restore: every setting this
  * program's connection uses, but the password, which goes to the child's
- * environment instead so that it never shows in a process list.
+ * environment instead so that it never shows in a process list; the
+ * options given with session_options() after them.
  */
 char *
 child_conninfo(Server *s, const char **password)
@@ -423,15 +450,25 @@ child_conninfo(Server *s, const char **password)
 	PQconninfoOption *opts = PQconninfo(s->conn);
 	PQconninfoOption *o;
 	char	   *r = xstrdup("");
+	char	   *so = session_options(s);
+	char	   *options = NULL;
 
 	*password = PQpass(s->conn);
 	if (opts == NULL)
+	{
+		free(so);
 		return xstrdup(s->conninfo);
+	}
 	for (o = opts; o->keyword; o++)
 	{
 		char	   *v,
 				   *n;
 
+		if (strcmp(o->keyword, "options") == 0)
+		{
+			options = xprintf("%s%s%s", o->val ? o->val : "", o->val && o->val[0] ? " " : "", so);
+			continue;
+		}
 		if (o->val == NULL || o->val[0] == '\0' || strcmp(o->keyword, "password") == 0 ||
 			strcmp(o->keyword, "fallback_application_name") == 0)
 			continue;
@@ -442,5 +479,15 @@ child_conninfo(Server *s, const char **password)
 		r = n;
 	}
 	PQconninfoFree(opts);
+	{
+		char	   *v = conninfo_value(options ? options : so);
+		char	   *n = xprintf("%s%soptions=%s", r, r[0] ? " " : "", v);
+
+		free(r);
+		free(v);
+		r = n;
+	}
+	free(options);
+	free(so);
 	return r;
 }

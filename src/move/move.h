@@ -46,13 +46,30 @@
 
 #define PROGNAME "shardid-move"
 
-/* what every connection sets first (server_connect()), and sets again after other roles' code ran in it */
+#ifndef SHARDID_VERSION
+#define SHARDID_VERSION "unknown"
+#endif
+
+/*
+ * What every connection sets first (server_connect()), and sets again after
+ * other roles' code ran in it.  The owner of a database may set any of these
+ * as its default (ALTER DATABASE ... SET): a read-only default, a timeout or
+ * exit_on_error would end the move's sessions or refuse their writes.
+ * idle_session_timeout (PostgreSQL 14) and transaction_timeout (17) only
+ * where the server has them.
+ */
 #define SESSION_SETTINGS_SQL \
 	"SELECT pg_catalog.set_config('search_path', '', false), " \
 	"pg_catalog.set_config('client_min_messages', 'warning', false), " \
 	"pg_catalog.set_config('lock_timeout', '0', false), " \
 	"pg_catalog.set_config('statement_timeout', '0', false), " \
-	"pg_catalog.set_config('idle_in_transaction_session_timeout', '0', false)"
+	"pg_catalog.set_config('idle_in_transaction_session_timeout', '0', false), " \
+	"pg_catalog.set_config('default_transaction_read_only', 'off', false), " \
+	"pg_catalog.set_config('exit_on_error', 'off', false), " \
+	"CASE WHEN pg_catalog.current_setting('idle_session_timeout', true) IS NOT NULL " \
+	"THEN pg_catalog.set_config('idle_session_timeout', '0', false) END, " \
+	"CASE WHEN pg_catalog.current_setting('transaction_timeout', true) IS NOT NULL " \
+	"THEN pg_catalog.set_config('transaction_timeout', '0', false) END"
 
 /* exit codes */
 #define EXIT_DONE		0		/* the move (or what was asked) is done */
@@ -145,6 +162,7 @@ extern char *chomp(char *s);
 extern char *xstrdup(const char *s);
 extern char *xprintf(const char *fmt,...) PRINTF_LIKE(1, 2);
 extern void *xcalloc(size_t n, size_t size);
+extern char *random_name(const char *prefix);
 
 /* proc.c */
 extern volatile sig_atomic_t interrupted_by;
@@ -281,7 +299,7 @@ extern void name_move(bool legacy);
 extern bool commit(Server *s);
 extern void rollback(Server *s);
 extern void check_interrupt(void);
-extern bool take_move_lock(Server *s);
+extern int	take_move_lock(Server *s);
 extern char *move_lock_holder(Server *s);
 extern void need(Server *s);
 extern void finish(int code, const char *outcome) NORETURN;

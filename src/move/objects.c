@@ -284,13 +284,16 @@ tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
  * superuser again.  Each query runs instead inside a SECURITY DEFINER
  * function owned by the table's owner, where PostgreSQL refuses SET ROLE
  * and SET SESSION AUTHORIZATION, with search_path and row_security fixed by
- * the function.  The functions live in pg_temp of a connection of their
- * own, in a transaction that is never committed: no other session can see,
- * alter or call them, and whatever the owners' code leaves in that session
- * goes with it.  A plain SET in an owner's code outlives the function (of
- * search_path too): the session's settings are reset and made again after
- * each call.  One function per query: an owner's code may alter its own
- * function (to SECURITY INVOKER, say), never the next owner's.
+ * the function.  The functions live in a schema of the move's own, made by
+ * this connection with a random name, in a transaction that is never
+ * committed: no other session can see, alter or call them, whatever the
+ * owners' code leaves in that session goes with it, and the owners' code
+ * (which may create objects in pg_temp, or empty it with DISCARD TEMP) can
+ * neither take the name of the next function nor drop it.  A plain SET in
+ * an owner's code outlives the function (of search_path too): the session's
+ * settings are reset and made again after each call.  One function per
+ * query: an owner's code may alter its own function (to SECURITY INVOKER,
+ * say), never the next owner's.
  */
 bool
 owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out)
@@ -298,6 +301,8 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 	Server		c;
 	int			i;
 	bool		ok;
+	char	   *scratch = random_name("shardid_move_");
+	char	   *make = xprintf("CREATE SCHEMA %s", scratch);
 
 	for (i = 0; i < n; i++)
 		out[i] = NULL;
@@ -308,10 +313,11 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 	c.conninfo = s->conninfo;
 	if (!server_connect(&c))
 		return false;
-	ok = tx_begin(&c);
+	ok = tx_begin(&c) && exec_sql(&c, make, 0);
+	free(make);
 	for (i = 0; ok && i < n; i++)
 	{
-		char	   *fn = xprintf("pg_temp.shardid_move_as_owner_%d", i);
+		char	   *fn = xprintf("%s.shardid_move_as_owner_%d", scratch, i);
 		char	   *qowner = quote_ident(&c, owners[i]);
 		char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
 									 "LANGUAGE plpgsql SECURITY DEFINER "
@@ -333,6 +339,7 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 	}
 	tx_rollback(&c);
 	server_close(&c);
+	free(scratch);
 	return ok;
 }
 

@@ -229,13 +229,16 @@ sync_errors(void)
 /*
  * Why the initial copy makes no progress, as far as the two servers show:
  * who uses the move's replication slot on the --from server, whether the
- * subscription's workers run on the --to server, the sync errors.
+ * subscription's workers run on the --to server, the sync errors, and the
+ * tables not synchronized yet with their owners (whose code, a CHECK that
+ * fails, say, may be what fails their sync).
  */
 static char *
 sync_diagnosis(void)
 {
 	char	   *slot = NULL,
 			   *workers = NULL,
+			   *waiting = NULL,
 			   *r;
 	long		errors = sync_errors();
 
@@ -260,9 +263,17 @@ sync_diagnosis(void)
 				   "FROM pg_catalog.pg_stat_subscription w WHERE w.subid = $1::oid",
 				   1, M.sub_oid))
 		workers = xprintf("the --to server did not say (%s)", db_error());
-	r = xprintf("%s; %s; %ld sync errors (the --to server's log says why)", slot, workers, errors < 0 ? 0 : errors);
+	if (!get_value(&M.to, &waiting,
+				   "SELECT pg_catalog.string_agg(pg_catalog.format('%s (of role %s)', c.oid::pg_catalog.regclass, "
+				   "pg_catalog.pg_get_userbyid(c.relowner)), ', ' ORDER BY c.relname) "
+				   "FROM pg_catalog.pg_subscription_rel r JOIN pg_catalog.pg_class c ON c.oid = r.srrelid "
+				   "WHERE r.srsubid = $1::oid AND r.srsubstate <> 'r'", 1, M.sub_oid))
+		waiting = NULL;
+	r = xprintf("%s; %s; %ld sync errors (the --to server's log says why)%s%s", slot, workers,
+				errors < 0 ? 0 : errors, waiting ? "; not synchronized yet: " : "", waiting ? waiting : "");
 	free(slot);
 	free(workers);
+	free(waiting);
 	return r;
 }
 

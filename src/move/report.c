@@ -287,3 +287,28 @@ xcalloc(size_t n, size_t size)
 	}
 	return r;
 }
+
+/*
+ * prefix followed by 32 random hex digits: the name of something the move
+ * makes where other roles' code runs (its scratch schema), which nobody can
+ * take before the move makes it.  From /dev/urandom; the program ends when
+ * it cannot be read, rather than make a name someone could guess.
+ */
+char *
+random_name(const char *prefix)
+{
+	unsigned char bytes[16];
+	char		hex[2 * sizeof(bytes) + 1];
+	FILE	   *f = fopen("/dev/urandom", "rb");
+	size_t		i;
+
+	if (f == NULL || fread(bytes, 1, sizeof(bytes), f) != sizeof(bytes))
+	{
+		fputs(PROGNAME ": error: could not read /dev/urandom\n", stderr);
+		exit(EXIT_UNFINISHED);
+	}
+	fclose(f);
+	for (i = 0; i < sizeof(bytes); i++)
+		snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+	return xprintf("%s%s", prefix, hex);
+}

@@ -43,11 +43,16 @@
 
 #include "move.h"
 
-#ifndef SHARDID_VERSION
-#define SHARDID_VERSION "unknown"
-#endif
-
 static void usage_error(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+/*
+ * --drop-source drops the frozen copy a finished move left, and moves
+ * nothing; --move-and-drop-source moves the shard (or, with --resume,
+ * finishes its move) and then drops it.  A mistyped cleanup of a shard that
+ * has not moved is refused, never turned into a move.
+ */
+static bool drop_only = false;
+static bool move_and_drop = false;
 
 static void
 usage(void)
@@ -61,8 +66,10 @@ usage(void)
 	printf("  --to=CONNINFO       the server it moves to\n");
 	printf("  --online            copy with logical replication while the --from server\n"
 		   "                      keeps taking writes; writes pause only for the cutover\n");
-	printf("  --drop-source       drop the frozen copy on the --from server, after this move\n"
-		   "                      or after a move of the shard that finished earlier\n");
+	printf("  --drop-source       drop the frozen copy that a finished move of the shard left\n"
+		   "                      on the --from server; moves nothing\n");
+	printf("  --move-and-drop-source\n"
+		   "                      move the shard, then drop its copy on the --from server\n");
 	printf("  --yes               drop without asking\n");
 	printf("  --timeout=SECONDS   give up waiting (locks, initial copy, catch-up, clock)\n"
 		   "                      after this long (default 300)\n");
@@ -130,6 +137,7 @@ parse_args(int argc, char **argv)
 		{"to", required_argument, NULL, 't'},
 		{"online", no_argument, NULL, 'o'},
 		{"drop-source", no_argument, NULL, 'd'},
+		{"move-and-drop-source", no_argument, NULL, 'D'},
 		{"yes", no_argument, NULL, 'y'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"max-lag", required_argument, NULL, 'L'},
@@ -143,6 +151,7 @@ parse_args(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	const char *shard = NULL;
+	const char *move_option = NULL;	/* an option of a move, for --drop-source */
 	int			c;
 
 	M.timeout = DEFAULT_TIMEOUT_S;
@@ -167,9 +176,13 @@ parse_args(int argc, char **argv)
 				break;
 			case 'o':
 				M.online = true;
+				move_option = "--online";
 				break;
 			case 'd':
-				M.drop_source = true;
+				drop_only = true;
+				break;
+			case 'D':
+				move_and_drop = true;
 				break;
 			case 'y':
 				M.yes = true;
@@ -189,10 +202,12 @@ parse_args(int argc, char **argv)
 			case 'L':
 				if ((M.max_lag = parse_size(optarg)) < 0)
 					usage_error("--max-lag must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
+				move_option = "--max-lag";
 				break;
 			case 'F':
 				if ((M.to_free = parse_size(optarg)) < 0)
 					usage_error("--to-free must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
+				move_option = "--to-free";
 				break;
 			case 'S':
 				{
@@ -206,9 +221,11 @@ parse_args(int argc, char **argv)
 									MAX_TIMEOUT_S, optarg);
 					M.max_lag_s = (int) v;
 				}
+				move_option = "--max-lag-seconds";
 				break;
 			case 'r':
 				M.do_resume = true;
+				move_option = "--resume";
 				break;
 			case 'a':
 				M.do_abort = true;
@@ -236,6 +253,15 @@ parse_args(int argc, char **argv)
 		usage_error("--shard, --from and --to are required");
 	if (M.do_abort && M.do_resume)
 		usage_error("--abort and --resume cannot be used together");
+	if (drop_only && move_and_drop)
+		usage_error("--drop-source and --move-and-drop-source cannot be used together");
+	if ((drop_only || move_and_drop) && M.do_abort)
+		usage_error("--abort drops nothing: it cannot be used with %s",
+					drop_only ? "--drop-source" : "--move-and-drop-source");
+	if (drop_only && move_option)
+		usage_error("--drop-source only drops the copy a finished move left, so %s does not apply; "
+					"to move the shard and then drop its copy, use --move-and-drop-source", move_option);
+	M.drop_source = drop_only || move_and_drop;
 	{
 		char	   *end;
 		long		v;
@@ -454,6 +480,20 @@ run_drop_source(void)
 	say("dropped schema \"%s\" on the --from server", M.schema);
 }
 
+/* is the shard registered on the --from server? */
+static bool
+registered_on_source(void)
+{
+	char	   *v = NULL;
+
+	if (!registered_schema(&M.from, M.shard_s, &v))
+		refuse("could not read the shard registry of the --from server: %s", db_error());
+	if (v == NULL)
+		return false;
+	free(v);
+	return true;
+}
+
 static void
 atexit_cleanup(void)
 {
@@ -489,10 +529,17 @@ main(int argc, char **argv)
 		int			i;
 
 		for (i = 0; i < 2; i++)
-			if (s[i]->conn && !take_move_lock(s[i]))
+		{
+			int			r = s[i]->conn ? take_move_lock(s[i]) : 1;
+
+			if (r < 0)
+				refuse("could not take the move lock of shard %d on the %s server: %s; nothing was changed",
+					   M.shard, s[i]->option, db_error());
+			if (r == 0)
 				refuse("another shardid-move is working on shard %d with the %s server right now "
 					   "(its session there: %s); nothing was changed", M.shard, s[i]->option,
 					   move_lock_holder(s[i]));
+		}
 	}
 
 	if (M.do_abort)
@@ -521,7 +568,24 @@ main(int argc, char **argv)
 		say("no unfinished move of shard %d between these servers: nothing to resume", M.shard);
 		finish(EXIT_FAILED, "nothing to resume");
 	}
-	else if (M.drop_source && moved_away_pending())
+	else if (drop_only)
+	{
+		/* only the source of a finished move: never a move */
+		char	   *v = NULL;
+
+		if (!registered_schema(&M.from, M.shard_s, &v))
+			refuse("could not read the shard registry of the --from server: %s", db_error());
+		if (v != NULL)
+		{
+			M.schema = v;
+			error_msg("shard %d has not moved away: it lives on the --from server (schema \"%s\"), and "
+					  "--drop-source drops only the copy that a finished move left there", M.shard, v);
+			hint_msg("To move the shard and then drop its copy on the --from server, use --move-and-drop-source.");
+			M.error_text = xstrdup("the shard has not moved away from the --from server");
+			finish(EXIT_FAILED, "refused");
+		}
+	}
+	else if (move_and_drop && moved_away_pending() && !registered_on_source())
 	{
 		/* the move finished earlier: only the drop is left */
 	}

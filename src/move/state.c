@@ -103,15 +103,17 @@ check_interrupt(void)
  * committed at once: two runs that race serialise on the row.  A server
  * with shardid 1.2 has no such table: there the lock is the session
  * advisory lock (class MOVE_LOCK_CLASS) of 1.2, with a warning, since any
- * role that may connect can take that one.
+ * role that may connect can take that one.  Returns 1 when this run holds
+ * the lock, 0 when another run does, -1 when a query failed (db_error()
+ * says why: a refusal must name that, not another run).
  */
-bool
+int
 take_move_lock(Server *s)
 {
 	char	   *v = NULL;
 
 	if (!get_value(s, &v, "SELECT (pg_catalog.to_regclass('shardid.move_locks') IS NOT NULL)::text", 0))
-		return false;
+		return -1;
 	if (!is(v, "true"))
 	{
 		free(v);
@@ -119,7 +121,7 @@ take_move_lock(Server *s)
 					"which any role that may connect can take (ALTER EXTENSION shardid UPDATE)", s->option);
 		if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
 					   2, MOVE_LOCK_CLASS, M.shard_s))
-			return false;
+			return -1;
 	}
 	else
 	{
@@ -147,7 +149,7 @@ take_move_lock(Server *s)
 					   "RETURNING l.pid::pg_catalog.text OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
 					   "l.backend_start::pg_catalog.text",
 					   3, M.shard_s, s->lock_pid, s->lock_start))
-			return false;
+			return -1;
 		if (v != NULL)
 		{
 			char	   *sp = strchr(v, ' ');
@@ -165,11 +167,11 @@ take_move_lock(Server *s)
 	if (!is(v, "true"))
 	{
 		free(v);
-		return false;
+		return 0;
 	}
 	free(v);
 	s->locked = s->generation;
-	return true;
+	return 1;
 }
 
 /* who holds the move lock of the shard on server s, for a refusal */
@@ -178,15 +180,23 @@ move_lock_holder(Server *s)
 {
 	char	   *v = NULL;
 
+	if (!get_value(s, &v, "SELECT (pg_catalog.to_regclass('shardid.move_locks') IS NOT NULL)::text", 0))
+		return xprintf("unknown: %s", db_error());
+	if (!is(v, "true"))
+	{
+		free(v);
+		return xstrdup("a session holding the advisory lock of shardid 1.2");
+	}
+	free(v);
 	if (!get_value(s, &v,
 				   "SELECT pg_catalog.format('pid %s, application %L, from %s, since %s', l.pid, "
 				   "a.application_name, COALESCE(pg_catalog.host(a.client_addr), 'a local socket'), "
 				   "l.taken_at::pg_catalog.timestamptz(0)) "
 				   "FROM shardid.move_locks l LEFT JOIN pg_catalog.pg_stat_activity a "
 				   "ON a.pid OPERATOR(pg_catalog.=) l.pid AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start "
-				   "WHERE l.shard OPERATOR(pg_catalog.=) $1::integer", 1, M.shard_s) || v == NULL)
-		return xstrdup("a session holding the 1.2 advisory lock");
-	return v;
+				   "WHERE l.shard OPERATOR(pg_catalog.=) $1::integer", 1, M.shard_s))
+		return xprintf("unknown: %s", db_error());
+	return v ? v : xstrdup("one that has let the lock go since");
 }
 
 /* the move lock given back on server s (its row; an advisory lock goes with the session) */
@@ -205,9 +215,17 @@ need(Server *s)
 {
 	if (!server_ensure(s, M.timeout < RECONNECT_MAX_S ? M.timeout : RECONNECT_MAX_S))
 		fail("lost the connection to the %s server: %s", s->option, db_error());
-	if (s->locked != s->generation && !take_move_lock(s))
-		fail("another shardid-move took shard %d over on the %s server while this one reconnected",
-			 M.shard, s->option);
+	if (s->locked != s->generation)
+	{
+		int			r = take_move_lock(s);
+
+		if (r < 0)
+			fail("could not take the move lock of shard %d again on the %s server: %s", M.shard, s->option,
+				 db_error());
+		if (r == 0)
+			fail("another shardid-move took shard %d over on the %s server while this one reconnected",
+				 M.shard, s->option);
+	}
 }
 
 /* the --json summary on standard output */

@@ -118,7 +118,7 @@ writes 7 20
 
 # shard 5: offline, from server 2 to server 0, source dropped after verify
 start=$(date +%s%3N)
-if "$move" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --drop-source --yes; then
+if "$move" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --move-and-drop-source --yes; then
 	echo "$base" >"$SHARDID_TMP/route/5.new" && mv "$SHARDID_TMP/route/5.new" "$SHARDID_TMP/route/5"
 else
 	fail "offline move of shard 5 failed"

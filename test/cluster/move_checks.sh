@@ -87,7 +87,7 @@ expect "$(on "$b" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "room: jo
 expect "$(on "$a" -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'shardid_moving'")" = 0 "room: freeze on a"
 
 # 2. the window between b's cut-over and a's last step
-shard5_paused "$a" "$b" --drop-source --yes
+shard5_paused "$a" "$b" --move-and-drop-source --yes
 [ -e "$marker" ] || { cat "$SHARDID_TMP/move.log"; fail "the move did not pause after the cutover"; finish; }
 grep -qF "shard 5 takes $(fmt_bytes "$size") on the --from server; the copy needs about" \
 	"$SHARDID_TMP/move.log" || fail "the estimate is not in the report: $(cat "$SHARDID_TMP/move.log")"

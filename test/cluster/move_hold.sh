@@ -57,7 +57,7 @@ expect "$source_owners" = "mallory mallory {mallory=arwdDxt/mallory,=r/mallory}"
 # 1. her tries while the subscription applies
 rm -f "$marker"
 SHARDID_MOVE_PAUSE_AT=copy SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --online --drop-source --yes >"$SHARDID_TMP/move1.log" 2>&1 &
+	"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --online --move-and-drop-source --yes >"$SHARDID_TMP/move1.log" 2>&1 &
 pid=$!
 wait_until "the move paused while replicating" test -e "$marker" || { kill "$pid"; cat "$SHARDID_TMP/move1.log"; finish; }
 expect "$(owners "$b" | cut -d' ' -f1,2)" = "postgres postgres" "owners on the --to server while the subscription applies"
@@ -87,7 +87,7 @@ no_superuser_code "the move during which she tried" "$a" "$b"
 # 2. her trigger, added between the copy of the definitions and the subscription
 rm -f "$marker"
 SHARDID_MOVE_PAUSE_AT=subscribe SHARDID_MOVE_PAUSE_FILE=$marker \
-	"$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --online --drop-source --yes >"$SHARDID_TMP/move2.log" 2>&1 &
+	"$move" --shard 5 --from "$(conn "$b")" --to "$(conn "$a")" --online --move-and-drop-source --yes >"$SHARDID_TMP/move2.log" 2>&1 &
 pid=$!
 wait_until "the move paused before the subscription" test -e "$marker" || { kill "$pid"; cat "$SHARDID_TMP/move2.log"; finish; }
 as_mallory "$a" -c "CREATE TRIGGER strike BEFORE INSERT ON shard_0005.m FOR EACH ROW EXECUTE FUNCTION mallory.strike_trg()" \

@@ -120,7 +120,7 @@ no_superuser_code "refused offline move" "$a" "$b"
 # 2. offline with what it accepts: it moves, no payload runs as a superuser
 on "$a" -c "DROP TABLE shard_0005.t_fk_child, shard_0005.t_fk_parent, shard_0005.t_force" || exit 1
 on "$b" -c "DROP EVENT TRIGGER audit" || exit 1
-"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes || fail "offline move of shard 5 failed"
+"$move" --shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --move-and-drop-source --yes || fail "offline move of shard 5 failed"
 expect "$(on "$b" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "shard 5 registered on the target"
 # counted by mallory: a superuser's count would plan her partial index
 expect "$(as_mallory "$b" -c "SELECT count(*) FROM shard_0005.t_partial")" = 20 "rows of t_partial on the target"

@@ -37,7 +37,7 @@ INSERT INTO shard_0006.m SELECT g, g FROM generate_series(1, 10) g;
 SQL
 mallory_mark "$a" "$b"
 paused_move() {	# paused_move FROM TO: a move paused after its verification
-	move_paused "" verify "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$1")" --to "$(conn "$2")" --drop-source --yes
+	move_paused "" verify "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$1")" --to "$(conn "$2")" --move-and-drop-source --yes
 }
 resume() {	# resume: the paused move let go, its exit status in $status
 	move_go

@@ -73,7 +73,7 @@ arrname="SELECT typname FROM pg_type WHERE oid = 'shard_0006.en[]'::regtype"
 arr_a=$(on "$a" -c "$arrname")
 
 rows="SELECT (SELECT count(*) FROM shard_0006.t WHERE g = length(v) AND arr = '{a,b}' AND k > 0), (SELECT count(*) FROM shard_0006.p), (SELECT count(*) FROM shard_0006.parent), (SELECT count(*) FROM shard_0006.owned), (SELECT count(*) FROM shard_0006.secret), (SELECT count(*) FROM shard_0006._en)"
-"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" --drop-source --yes >"$SHARDID_TMP/move.log" 2>&1 ||
+"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" --move-and-drop-source --yes >"$SHARDID_TMP/move.log" 2>&1 ||
 	fail "the offline move: $(grep error "$SHARDID_TMP/move.log")"
 expect "$(on "$b" -c "SELECT shardid.shard_schema(6)")" = shard_0006 "offline: shard 6 on b"
 expect "$(on "$b" -c "$rows")" = "20|2|2|1|1|1" "offline: the rows on b"

@@ -6,8 +6,9 @@
 # column renamed to "New ID" after the conversion) and two, and a table
 # plain that was never converted.
 #   - A --to server whose shardid is 1.2 (no legacy_ids) is refused before
-#     the hand-over, with its message; the move is undone and the shard
-#     stays on the --from server, writable.
+#     anything changes, naming the converted tables (shardid-move 1.3
+#     copied the shard and refused it before the hand-over, undone); the
+#     shard stays on the --from server, writable.
 #   - A --to server that keeps rows of dropped converted tables (a row of
 #     shardid.legacy_ids outlives its table until a superuser deletes it)
 #     whose OIDs the restore then hands to the moved tables: after the move
@@ -46,13 +47,14 @@ rows() {
 want='Or"ders.X/id/4/3001/t two/id/4/501/t'
 expect "$(rows "$a")" = "$want" "the boundaries on a"
 
-# a --to server on shardid 1.2: refused before the hand-over, undone
+# a --to server on shardid 1.2: refused before anything changes
 out=$("$move" --shard 4 --from "$(conn "$a")" --to "$(conn "$c")" 2>&1)
 expect "$?" = 1 "exit status of a move to a server on shardid 1.2"
-echo "$out" | grep -qF "shardid-move: error: schema \"$S\" holds tables converted by shardid.convert_table(), whose legacy boundaries the --to server's shardid (older than 1.3) cannot keep: run ALTER EXTENSION shardid UPDATE there and move the shard again" ||
+echo "$out" | grep -qxF "shardid-move: error: schema \"$S\" holds tables converted by shardid.convert_table() ($QS.\"Or\"\"ders.X\", $QS.two), whose legacy boundaries the --to server's shardid 1.2 cannot keep (it needs 1.3 or later): run ALTER EXTENSION shardid UPDATE there first" ||
 	fail "no refusal of the 1.2 server: $out"
-echo "$out" | grep -q "the move was undone" || fail "no word of the undo: $out"
-echo "$out" | grep -q "handing-over\|hand-over is recorded" && fail "the refusal came after the hand-over: $out"
+echo "$out" | grep -qxF "shardid-move: error: shard 4 cannot move as it is (see above); nothing was changed" ||
+	fail "no word that nothing changed: $out"
+expect "$(on "$c" -c "SELECT count(*) FROM shardid.move_journal")" = 0 "journal rows of the refused move on the 1.2 server"
 expect "$(on "$c" -c "SELECT count(*) FROM pg_namespace WHERE nspname = '${S//\'/\'\'}'")" = 0 "the copy on the 1.2 server"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(4)")" = "$S" "shard 4 still on a"
 on "$a" -c "BEGIN; INSERT INTO $QS.two (n) VALUES (0); ROLLBACK" >/dev/null 2>&1 || fail "shard 4 does not take writes on a"
