@@ -125,6 +125,11 @@ INSERT INTO fl_20.u VALUES (shardid.make_id(8000, 20, 0), 2);
 ALTER TABLE fl_20.u ADD PRIMARY KEY (id);
 SELECT shardid.id_millis(floor_id) AS after_key FROM shardid.shard_registry WHERE shard = 20;
 SELECT tab, id_column, shardid.id_millis(newest_id) AS newest_millis FROM shardid.stored_ids(20) ORDER BY 1, 2;
+-- a table with rows moved into the shard's schema (ALTER TABLE ... SET SCHEMA)
+CREATE TABLE public.fl_20_moved (id bigint PRIMARY KEY);
+INSERT INTO public.fl_20_moved VALUES (shardid.make_id(9000, 20, 0));
+ALTER TABLE public.fl_20_moved SET SCHEMA fl_20;
+SELECT shardid.id_millis(floor_id) AS after_set_schema FROM shardid.shard_registry WHERE shard = 20;
 
 -- shapes the floor cannot read are refused at registration, each with its
 -- reason and the statement that fixes it (a table with a primary key gets

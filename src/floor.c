@@ -53,6 +53,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -592,7 +593,7 @@ PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
  * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
  * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
  * of a table (or brought rows in: a partition attached, triggers enabled
- * again) whose schema, or the schema of a table it inherits from, holds a
+ * again, the table moved by ALTER TABLE ... SET SCHEMA) whose schema, or the schema of a table it inherits from, holds a
  * registered shard, it reads that table's newest ids of the shard and
  * raises the shard's floor to them.
  *
@@ -650,6 +651,14 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
 			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
 		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
+	else if (IsA(trigdata->parsetree, AlterObjectSchemaStmt) &&
+			 ((AlterObjectSchemaStmt *) trigdata->parsetree)->objectType == OBJECT_TABLE)
+	{
+		/* a table moved into a shard's schema brings its rows */
+		AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) trigdata->parsetree;
+
+		rv = makeRangeVar(stmt->newschema, stmt->relation->relname, -1);
+	}
 	if (rv == NULL)
 		PG_RETURN_VOID();
 	/* the command holds its lock on the table */
