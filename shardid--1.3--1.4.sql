@@ -178,12 +178,16 @@ $section0$;
 --  * a table provisioning adopts is checked as doctor() checks it: its id
 --    column's DEFAULT (id_default_drift()), its drift with the statements
 --    that align it (drift_fix()), another role's objects in its schema
---    (shard_foreign_objects()), each a WARNING;
+--    (shard_foreign_objects()), each a WARNING; so is a DEFAULT outside
+--    the shard schemas that makes ids of a shard it registers
+--    (warn_claimed_elsewhere());
 --  * doctor() reports tables of registered shards whose id column has no
 --    next_id() DEFAULT (doctor_no_id_default()), compares every table of a
 --    registered shard with its template (1.3: only those with a next_id()
 --    DEFAULT of the registered shard), and reports another role's objects
---    in shard schemas (doctor_foreign_objects()).
+--    in shard schemas (doctor_foreign_objects()); and says that the epoch
+--    is not set also in a session's first call where the library is not
+--    preloaded (doctor_epoch_unset() loads it first).
 
 CREATE OR REPLACE FUNCTION check_template(template name, prefix text, digits integer, id_column name)
 RETURNS oid[]
@@ -301,51 +305,118 @@ COMMENT ON FUNCTION check_template(name, text, integer, name) IS
 CREATE OR REPLACE FUNCTION shard_foreign_objects(schemas name[])
 RETURNS TABLE (schema_name name, shard integer, object text, owner name, detail text, fix text)
 AS $$
-WITH ns AS MATERIALIZED (
-    SELECT n.oid, n.nspname, n.nspowner,
-           (SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = n.nspname) AS shard
-    FROM pg_namespace n WHERE n.nspname = ANY (schemas)
-), objs AS MATERIALIZED (
-    SELECT ns.nspname, ns.shard, 'pg_namespace'::regclass AS classid, ns.oid AS objid, ns.nspowner AS owner
-    FROM ns
-    UNION ALL
-    SELECT ns.nspname, ns.shard, d.classid::regclass, d.objid,
-           CASE d.classid
-               WHEN 'pg_class'::regclass THEN (SELECT c.relowner FROM pg_class c WHERE c.oid = d.objid)
-               WHEN 'pg_proc'::regclass THEN (SELECT p.proowner FROM pg_proc p WHERE p.oid = d.objid)
-               WHEN 'pg_type'::regclass THEN (SELECT t.typowner FROM pg_type t WHERE t.oid = d.objid)
-               WHEN 'pg_operator'::regclass THEN (SELECT o.oprowner FROM pg_operator o WHERE o.oid = d.objid)
-               WHEN 'pg_collation'::regclass THEN (SELECT o.collowner FROM pg_collation o WHERE o.oid = d.objid)
-               WHEN 'pg_conversion'::regclass THEN (SELECT o.conowner FROM pg_conversion o WHERE o.oid = d.objid)
-               WHEN 'pg_opclass'::regclass THEN (SELECT o.opcowner FROM pg_opclass o WHERE o.oid = d.objid)
-               WHEN 'pg_opfamily'::regclass THEN (SELECT o.opfowner FROM pg_opfamily o WHERE o.oid = d.objid)
-               WHEN 'pg_statistic_ext'::regclass THEN (SELECT o.stxowner FROM pg_statistic_ext o WHERE o.oid = d.objid)
-               WHEN 'pg_ts_config'::regclass THEN (SELECT o.cfgowner FROM pg_ts_config o WHERE o.oid = d.objid)
-               WHEN 'pg_ts_dict'::regclass THEN (SELECT o.dictowner FROM pg_ts_dict o WHERE o.oid = d.objid)
-           END
-    FROM ns
-    JOIN pg_depend d ON d.refclassid = 'pg_namespace'::regclass AND d.refobjid = ns.oid
-                    AND d.refobjsubid = 0 AND d.deptype = 'n'
-), foreign_owners AS MATERIALIZED (
-    SELECT o.owner
-    FROM (SELECT DISTINCT objs.owner FROM objs WHERE objs.owner IS NOT NULL) o
-    WHERE NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = o.owner)
-      AND NOT has_table_privilege(o.owner, 'shardid.shard_registry'::regclass, 'INSERT')
-      AND NOT shardid.owner_trusted(o.owner)
-)
-SELECT objs.nspname, objs.shard, x.object, pg_get_userbyid(objs.owner),
-       format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
-              upper(left(x.object, 1)), substr(x.object, 2), objs.nspname, coalesce(objs.shard::text, '(not registered)'), pg_get_userbyid(objs.owner)),
-       CASE WHEN objs.classid = 'pg_namespace'::regclass
-            THEN format('A superuser should give the schema to a role that may register shards (ALTER SCHEMA %I OWNER TO ...;) after checking what role %I made in it.',
-                        objs.nspname, pg_get_userbyid(objs.owner))
-            ELSE format('A superuser should find out why role %I made it, and drop it, move it out of the shard''s schema, or give it to a role that may register shards (ALTER ... OWNER TO), then run shardid.add_shards() again if the template has a table of its name.',
-                        pg_get_userbyid(objs.owner)) END
-FROM objs
-JOIN foreign_owners f ON f.owner = objs.owner
-CROSS JOIN LATERAL (SELECT pg_describe_object(objs.classid, objs.objid, 0) AS object) x
-ORDER BY objs.nspname, objs.classid <> 'pg_namespace'::regclass, x.object
-$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+DECLARE
+    foreign_roles oid[] := ARRAY(SELECT r.oid FROM pg_roles r
+                                 WHERE NOT r.rolsuper
+                                   AND NOT has_table_privilege(r.oid, 'shardid.shard_registry'::regclass, 'INSERT')
+                                   AND NOT shardid.owner_trusted(r.oid));
+    nsps oid[] := ARRAY(SELECT n.oid FROM pg_namespace n WHERE n.nspname = ANY (schemas));
+    classids oid[];
+    objids oid[];
+BEGIN
+    IF cardinality(foreign_roles) = 0 OR cardinality(nsps) = 0 THEN
+        RETURN;
+    END IF;
+    IF cardinality(nsps) = 1 THEN
+        SELECT array_agg(d.classid), array_agg(d.objid) INTO classids, objids
+        FROM pg_depend d
+        WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = nsps[1]
+          AND d.refobjsubid = 0 AND d.deptype = 'n';
+    ELSE
+        SELECT array_agg(x.classid), array_agg(x.objid) INTO classids, objids FROM (
+            SELECT 'pg_class'::regclass::oid AS classid, c.oid AS objid FROM pg_class c
+            WHERE c.relowner = ANY (foreign_roles) AND c.relnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_proc'::regclass, p.oid FROM pg_proc p
+            WHERE p.proowner = ANY (foreign_roles) AND p.pronamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_type'::regclass, t.oid FROM pg_type t
+            WHERE t.typowner = ANY (foreign_roles) AND t.typnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_operator'::regclass, o.oid FROM pg_operator o
+            WHERE o.oprowner = ANY (foreign_roles) AND o.oprnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_collation'::regclass, o.oid FROM pg_collation o
+            WHERE o.collowner = ANY (foreign_roles) AND o.collnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_conversion'::regclass, o.oid FROM pg_conversion o
+            WHERE o.conowner = ANY (foreign_roles) AND o.connamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_opclass'::regclass, o.oid FROM pg_opclass o
+            WHERE o.opcowner = ANY (foreign_roles) AND o.opcnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_opfamily'::regclass, o.oid FROM pg_opfamily o
+            WHERE o.opfowner = ANY (foreign_roles) AND o.opfnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_statistic_ext'::regclass, o.oid FROM pg_statistic_ext o
+            WHERE o.stxowner = ANY (foreign_roles) AND o.stxnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_ts_config'::regclass, o.oid FROM pg_ts_config o
+            WHERE o.cfgowner = ANY (foreign_roles) AND o.cfgnamespace = ANY (nsps)
+            UNION ALL
+            SELECT 'pg_ts_dict'::regclass, o.oid FROM pg_ts_dict o
+            WHERE o.dictowner = ANY (foreign_roles) AND o.dictnamespace = ANY (nsps)) x;
+    END IF;
+    RETURN QUERY
+    WITH found AS (
+        SELECT n.nspname, n.oid AS nsp, 'pg_namespace'::regclass::oid AS classid, n.oid AS objid, n.nspowner AS owner_oid
+        FROM pg_namespace n WHERE n.oid = ANY (nsps) AND n.nspowner = ANY (foreign_roles)
+        UNION ALL
+        SELECT i.nspname, i.nsp, o.classid, o.objid, i.owner_oid
+        FROM unnest(classids, objids) AS o(classid, objid)
+        CROSS JOIN LATERAL (
+            SELECT n.nspname, c.relnamespace AS nsp, c.relowner AS owner_oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE o.classid = 'pg_class'::regclass AND c.oid = o.objid AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+            UNION ALL
+            SELECT n.nspname, p.pronamespace, p.proowner FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE o.classid = 'pg_proc'::regclass AND p.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, t.typnamespace, t.typowner FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+            WHERE o.classid = 'pg_type'::regclass AND t.oid = o.objid AND t.typtype <> 'm'
+              AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
+              AND NOT EXISTS (SELECT FROM pg_class r WHERE r.oid = t.typrelid AND r.relkind <> 'c')
+            UNION ALL
+            SELECT n.nspname, x.oprnamespace, x.oprowner FROM pg_operator x JOIN pg_namespace n ON n.oid = x.oprnamespace
+            WHERE o.classid = 'pg_operator'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.collnamespace, x.collowner FROM pg_collation x JOIN pg_namespace n ON n.oid = x.collnamespace
+            WHERE o.classid = 'pg_collation'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.connamespace, x.conowner FROM pg_conversion x JOIN pg_namespace n ON n.oid = x.connamespace
+            WHERE o.classid = 'pg_conversion'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.opcnamespace, x.opcowner FROM pg_opclass x JOIN pg_namespace n ON n.oid = x.opcnamespace
+            WHERE o.classid = 'pg_opclass'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.opfnamespace, x.opfowner FROM pg_opfamily x JOIN pg_namespace n ON n.oid = x.opfnamespace
+            WHERE o.classid = 'pg_opfamily'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.stxnamespace, x.stxowner FROM pg_statistic_ext x JOIN pg_namespace n ON n.oid = x.stxnamespace
+            WHERE o.classid = 'pg_statistic_ext'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.cfgnamespace, x.cfgowner FROM pg_ts_config x JOIN pg_namespace n ON n.oid = x.cfgnamespace
+            WHERE o.classid = 'pg_ts_config'::regclass AND x.oid = o.objid
+            UNION ALL
+            SELECT n.nspname, x.dictnamespace, x.dictowner FROM pg_ts_dict x JOIN pg_namespace n ON n.oid = x.dictnamespace
+            WHERE o.classid = 'pg_ts_dict'::regclass AND x.oid = o.objid) i
+        WHERE i.owner_oid = ANY (foreign_roles)
+    )
+    SELECT f.nspname, (SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = f.nspname),
+           x.object, pg_get_userbyid(f.owner_oid),
+           format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
+                  upper(left(x.object, 1)), substr(x.object, 2), f.nspname,
+                  coalesce((SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = f.nspname)::text, '(not registered)'),
+                  pg_get_userbyid(f.owner_oid)),
+           CASE WHEN f.classid = 'pg_namespace'::regclass
+                THEN format('A superuser should give the schema to a role that may register shards (ALTER SCHEMA %I OWNER TO ...;) after checking what role %I made in it.',
+                            f.nspname, pg_get_userbyid(f.owner_oid))
+                ELSE format('A superuser should find out why role %I made it, and drop it, move it out of the shard''s schema, or give it to a role that may register shards (ALTER ... OWNER TO), then run shardid.add_shards() again if the template has a table of its name.',
+                            pg_get_userbyid(f.owner_oid)) END
+    FROM found f
+    CROSS JOIN LATERAL (SELECT pg_describe_object(f.classid, f.objid, 0) AS object) x
+    ORDER BY f.nspname, f.classid <> 'pg_namespace'::regclass, x.object;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shard_foreign_objects(name[]) IS
@@ -457,6 +528,45 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION check_shards(integer[]) IS
 'private: raise an error, with what to pass, for a NULL or a shard out of range in the shards of a call';
+
+CREATE OR REPLACE FUNCTION warn_claimed_elsewhere(shards integer[])
+RETURNS void
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+               pg_get_userbyid(c.relowner) AS owner, dc.shard,
+               (SELECT g.schema_name FROM shardid.shard_registry g WHERE g.shard = dc.shard) AS registered
+        FROM pg_namespace n
+        JOIN pg_class c ON c.relnamespace = n.oid AND c.relkind IN ('r', 'p')
+        JOIN pg_attrdef ad ON ad.adrelid = c.oid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        CROSS JOIN LATERAL shardid.default_call(ad.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                                'shardid.next_id(integer)'::regprocedure) dc
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.schema_name = n.nspname)
+          AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+          AND EXISTS (SELECT FROM pg_depend dep
+                      WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
+                        AND dep.refclassid = 'pg_proc'::regclass
+                        AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                             'shardid.next_id(integer)'::regprocedure))
+          AND dc.shard = ANY (shards)
+        ORDER BY 1, 2, 3 LOOP
+        RAISE WARNING 'shard % is registered to schema "%", but the DEFAULT of %.%.% makes its ids too',
+                      r.shard, r.registered, quote_ident(r.schema_name), quote_ident(r.table_name), quote_ident(r.column_name)
+            USING DETAIL = format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                                  r.shard, r.registered),
+                  HINT = format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                                r.schema_name, r.table_name, r.owner);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION warn_claimed_elsewhere(integer[]) IS
+'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
 
 CREATE OR REPLACE FUNCTION can_commit()
 RETURNS boolean
@@ -938,6 +1048,7 @@ DECLARE
     found_existing integer;
     failed_detail text;
     failed_hint text;
+    new_shards integer[];
 BEGIN
     IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL
        OR in_batches IS NULL THEN
@@ -981,12 +1092,20 @@ BEGIN
     IF distribute THEN
         PERFORM shardid.shards_distributed(true);
     END IF;
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered)
+    new_shards := ARRAY(SELECT u.s FROM pg_catalog.unnest(shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g
+                                          WHERE g.shard OPERATOR(pg_catalog.=) u.s));
     -- in the caller's transaction: errors as they come, nothing committed
     IF NOT in_batches THEN
         SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
                pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
         INTO tables_created, tables_existing
         FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+            PERFORM shardid.warn_claimed_elsewhere(new_shards);
+        END IF;
         RETURN;
     END IF;
     -- the template, the names and the right to register, checked before
@@ -1069,11 +1188,38 @@ BEGIN
         tables_existing := tables_existing OPERATOR(pg_catalog.+) found_existing;
         i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
     END LOOP;
+    IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM shardid.warn_claimed_elsewhere(new_shards);
+    END IF;
 END
 $$ LANGUAGE plpgsql;
 
 COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, boolean, text, integer, name, boolean, integer, integer) IS
 'create and register a schema per shard (a list: shards; a range: first_shard, last_shard) with every table of the template and ids naming that shard, a Citus tenant schema where schema-based sharding is on (distribute => false: never; true: refused where it is not); commits after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard, the same CALL resumes), outside a transaction block; in_batches => false: in the caller''s transaction';
+
+CREATE OR REPLACE FUNCTION doctor_epoch_unset()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+BEGIN
+    -- the setting is defined when the library loads: where it is not
+    -- preloaded, the first doctor() of a session may come before any call
+    -- of it, and pg_settings would not know the setting yet
+    PERFORM shardid.max_shard();
+    IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
+        problem := 'epoch not set';
+        object := 'shardid.epoch';
+        detail := format('shardid.epoch is at its built-in default (%s); ids of this server decode right only where the same epoch is in force.',
+                         current_setting('shardid.epoch'));
+        fix := format('Set it explicitly and identically on every server: ALTER SYSTEM SET shardid.epoch = %L; SELECT pg_reload_conf();',
+                      current_setting('shardid.epoch'));
+        RETURN NEXT;
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_epoch_unset() IS
+'doctor(): shardid.epoch at its built-in default';
 
 CREATE OR REPLACE FUNCTION doctor_foreign_objects()
 RETURNS TABLE (problem text, object text, detail text, fix text)

@@ -5,6 +5,9 @@
 -- fix).  The seeded fuzzer of such calls is test/security/wrong_calls.sh.
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
+-- a session's first doctor() says that the epoch is not set, also where
+-- the library is not preloaded and nothing loaded it yet (1.3 said nothing)
+SELECT problem, object FROM shardid.doctor(scan_rows => false) WHERE problem LIKE 'epoch%';
 SET shardid.epoch = '2026-01-01 00:00:00+00';
 
 CREATE SCHEMA wc_template;
@@ -135,6 +138,16 @@ SELECT legacy_below FROM shardid.convert_table('wc_app.orders', 702);
 SELECT legacy_below FROM shardid.convert_table('wc_app.orders', 706);
 SELECT legacy_below FROM shardid.convert_table('wc_app.orders', 705);
 SELECT shardid.unregister_shard(705);
+-- converted with a shard registered nowhere, which add_shards() registers
+-- later: said when it does (the doctor's "DEFAULT of a shard registered
+-- elsewhere")
+CREATE TABLE wc_app.events_log (id bigserial PRIMARY KEY);
+SELECT legacy_below FROM shardid.convert_table('wc_app.events_log', 711);
+CALL shardid.add_shards('wc_template', '{711}', use_sequence => true);
+SELECT problem, object FROM shardid.doctor(scan_rows => false) WHERE object LIKE '%711%' OR object LIKE 'wc_app.events%';
+DROP TABLE wc_app.events_log;
+DROP SCHEMA shard_0711 CASCADE;
+SELECT shardid.unregister_shard(711);
 -- a view, a sequence, a partition, a temporary table, a column that is
 -- not there or not an integer, a shard out of range or NULL
 CREATE VIEW wc_app.v AS SELECT id FROM wc_app.orders;
