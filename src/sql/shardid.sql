@@ -1918,130 +1918,66 @@ COMMENT ON FUNCTION check_shard_schema(name, integer) IS
 -- caller does not trust (owner_trusted()), and the schema itself when such
 -- a role owns it.  Code attached to them (a view's query and its rules and
 -- triggers, a table's triggers and index expressions, a function) runs with
--- the privileges of whoever uses them.  Such roles are few, and own little
--- there: the catalogs are read for their objects, except for one schema
--- (provisioning asks for each it adopts), whose objects are found through
--- their dependency on it (pg_depend's index on the referenced object), at
--- a cost that does not grow with the database.  The objects are those that
--- record that dependency: relations but indexes, TOAST tables and row
--- types, functions, types but arrays and row types, operators and their
--- classes and families, collations, conversions, statistics, text search
--- configurations and dictionaries.
+-- the privileges of whoever uses them.  The objects are found through their
+-- dependency on their schema (pg_depend's index on the referenced object),
+-- so that provisioning asks per adopted schema at a cost that does not grow
+-- with the database, and each owner found is judged once: relations but
+-- indexes and TOAST tables, functions, types but arrays, row types and
+-- multiranges, operators and their classes and families, collations,
+-- conversions, statistics, text search configurations and dictionaries.
 CREATE FUNCTION shard_foreign_objects(schemas name[])
 RETURNS TABLE (schema_name name, shard integer, object text, owner name, detail text, fix text)
 AS $$
-DECLARE
-    foreign_roles oid[] := ARRAY(SELECT r.oid FROM pg_roles r
-                                 WHERE NOT r.rolsuper
-                                   AND NOT has_table_privilege(r.oid, 'shardid.shard_registry'::regclass, 'INSERT')
-                                   AND NOT shardid.owner_trusted(r.oid));
-    nsps oid[] := ARRAY(SELECT n.oid FROM pg_namespace n WHERE n.nspname = ANY (schemas));
-    classids oid[];
-    objids oid[];
-BEGIN
-    IF cardinality(foreign_roles) = 0 OR cardinality(nsps) = 0 THEN
-        RETURN;
-    END IF;
-    IF cardinality(nsps) = 1 THEN
-        SELECT array_agg(d.classid), array_agg(d.objid) INTO classids, objids
-        FROM pg_depend d
-        WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = nsps[1]
-          AND d.refobjsubid = 0 AND d.deptype = 'n';
-    ELSE
-        SELECT array_agg(x.classid), array_agg(x.objid) INTO classids, objids FROM (
-            SELECT 'pg_class'::regclass::oid AS classid, c.oid AS objid FROM pg_class c
-            WHERE c.relowner = ANY (foreign_roles) AND c.relnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_proc'::regclass, p.oid FROM pg_proc p
-            WHERE p.proowner = ANY (foreign_roles) AND p.pronamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_type'::regclass, t.oid FROM pg_type t
-            WHERE t.typowner = ANY (foreign_roles) AND t.typnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_operator'::regclass, o.oid FROM pg_operator o
-            WHERE o.oprowner = ANY (foreign_roles) AND o.oprnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_collation'::regclass, o.oid FROM pg_collation o
-            WHERE o.collowner = ANY (foreign_roles) AND o.collnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_conversion'::regclass, o.oid FROM pg_conversion o
-            WHERE o.conowner = ANY (foreign_roles) AND o.connamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_opclass'::regclass, o.oid FROM pg_opclass o
-            WHERE o.opcowner = ANY (foreign_roles) AND o.opcnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_opfamily'::regclass, o.oid FROM pg_opfamily o
-            WHERE o.opfowner = ANY (foreign_roles) AND o.opfnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_statistic_ext'::regclass, o.oid FROM pg_statistic_ext o
-            WHERE o.stxowner = ANY (foreign_roles) AND o.stxnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_ts_config'::regclass, o.oid FROM pg_ts_config o
-            WHERE o.cfgowner = ANY (foreign_roles) AND o.cfgnamespace = ANY (nsps)
-            UNION ALL
-            SELECT 'pg_ts_dict'::regclass, o.oid FROM pg_ts_dict o
-            WHERE o.dictowner = ANY (foreign_roles) AND o.dictnamespace = ANY (nsps)) x;
-    END IF;
-    RETURN QUERY
-    WITH found AS (
-        SELECT n.nspname, n.oid AS nsp, 'pg_namespace'::regclass::oid AS classid, n.oid AS objid, n.nspowner AS owner_oid
-        FROM pg_namespace n WHERE n.oid = ANY (nsps) AND n.nspowner = ANY (foreign_roles)
-        UNION ALL
-        SELECT i.nspname, i.nsp, o.classid, o.objid, i.owner_oid
-        FROM unnest(classids, objids) AS o(classid, objid)
-        CROSS JOIN LATERAL (
-            SELECT n.nspname, c.relnamespace AS nsp, c.relowner AS owner_oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE o.classid = 'pg_class'::regclass AND c.oid = o.objid AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
-            UNION ALL
-            SELECT n.nspname, p.pronamespace, p.proowner FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-            WHERE o.classid = 'pg_proc'::regclass AND p.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, t.typnamespace, t.typowner FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-            WHERE o.classid = 'pg_type'::regclass AND t.oid = o.objid AND t.typtype <> 'm'
-              AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
-              AND NOT EXISTS (SELECT FROM pg_class r WHERE r.oid = t.typrelid AND r.relkind <> 'c')
-            UNION ALL
-            SELECT n.nspname, x.oprnamespace, x.oprowner FROM pg_operator x JOIN pg_namespace n ON n.oid = x.oprnamespace
-            WHERE o.classid = 'pg_operator'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.collnamespace, x.collowner FROM pg_collation x JOIN pg_namespace n ON n.oid = x.collnamespace
-            WHERE o.classid = 'pg_collation'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.connamespace, x.conowner FROM pg_conversion x JOIN pg_namespace n ON n.oid = x.connamespace
-            WHERE o.classid = 'pg_conversion'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.opcnamespace, x.opcowner FROM pg_opclass x JOIN pg_namespace n ON n.oid = x.opcnamespace
-            WHERE o.classid = 'pg_opclass'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.opfnamespace, x.opfowner FROM pg_opfamily x JOIN pg_namespace n ON n.oid = x.opfnamespace
-            WHERE o.classid = 'pg_opfamily'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.stxnamespace, x.stxowner FROM pg_statistic_ext x JOIN pg_namespace n ON n.oid = x.stxnamespace
-            WHERE o.classid = 'pg_statistic_ext'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.cfgnamespace, x.cfgowner FROM pg_ts_config x JOIN pg_namespace n ON n.oid = x.cfgnamespace
-            WHERE o.classid = 'pg_ts_config'::regclass AND x.oid = o.objid
-            UNION ALL
-            SELECT n.nspname, x.dictnamespace, x.dictowner FROM pg_ts_dict x JOIN pg_namespace n ON n.oid = x.dictnamespace
-            WHERE o.classid = 'pg_ts_dict'::regclass AND x.oid = o.objid) i
-        WHERE i.owner_oid = ANY (foreign_roles)
-    )
-    SELECT f.nspname, (SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = f.nspname),
-           x.object, pg_get_userbyid(f.owner_oid),
-           format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
-                  upper(left(x.object, 1)), substr(x.object, 2), f.nspname,
-                  coalesce((SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = f.nspname)::text, '(not registered)'),
-                  pg_get_userbyid(f.owner_oid)),
-           CASE WHEN f.classid = 'pg_namespace'::regclass
-                THEN format('A superuser should give the schema to a role that may register shards (ALTER SCHEMA %I OWNER TO ...;) after checking what role %I made in it.',
-                            f.nspname, pg_get_userbyid(f.owner_oid))
-                ELSE format('A superuser should find out why role %I made it, and drop it, move it out of the shard''s schema, or give it to a role that may register shards (ALTER ... OWNER TO), then run shardid.add_shards() again if the template has a table of its name.',
-                            pg_get_userbyid(f.owner_oid)) END
-    FROM found f
-    CROSS JOIN LATERAL (SELECT pg_describe_object(f.classid, f.objid, 0) AS object) x
-    ORDER BY f.nspname, f.classid <> 'pg_namespace'::regclass, x.object;
-END
-$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+WITH ns AS MATERIALIZED (
+    SELECT n.oid, n.nspname, n.nspowner FROM pg_namespace n WHERE n.nspname = ANY (schemas)
+), objs AS MATERIALIZED (
+    SELECT ns.nspname, 'pg_namespace'::regclass::oid AS classid, ns.oid AS objid, ns.nspowner AS owner
+    FROM ns
+    UNION ALL
+    SELECT ns.nspname, d.classid, d.objid,
+           CASE d.classid
+               WHEN 'pg_class'::regclass THEN (SELECT c.relowner FROM pg_class c
+                                               WHERE c.oid = d.objid AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S'))
+               WHEN 'pg_proc'::regclass THEN (SELECT p.proowner FROM pg_proc p WHERE p.oid = d.objid)
+               WHEN 'pg_type'::regclass THEN (SELECT t.typowner FROM pg_type t
+                                              WHERE t.oid = d.objid AND t.typtype <> 'm'
+                                                AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
+                                                AND NOT EXISTS (SELECT FROM pg_class r WHERE r.oid = t.typrelid AND r.relkind <> 'c'))
+               WHEN 'pg_operator'::regclass THEN (SELECT o.oprowner FROM pg_operator o WHERE o.oid = d.objid)
+               WHEN 'pg_collation'::regclass THEN (SELECT o.collowner FROM pg_collation o WHERE o.oid = d.objid)
+               WHEN 'pg_conversion'::regclass THEN (SELECT o.conowner FROM pg_conversion o WHERE o.oid = d.objid)
+               WHEN 'pg_opclass'::regclass THEN (SELECT o.opcowner FROM pg_opclass o WHERE o.oid = d.objid)
+               WHEN 'pg_opfamily'::regclass THEN (SELECT o.opfowner FROM pg_opfamily o WHERE o.oid = d.objid)
+               WHEN 'pg_statistic_ext'::regclass THEN (SELECT o.stxowner FROM pg_statistic_ext o WHERE o.oid = d.objid)
+               WHEN 'pg_ts_config'::regclass THEN (SELECT o.cfgowner FROM pg_ts_config o WHERE o.oid = d.objid)
+               WHEN 'pg_ts_dict'::regclass THEN (SELECT o.dictowner FROM pg_ts_dict o WHERE o.oid = d.objid)
+           END
+    FROM ns
+    JOIN pg_depend d ON d.refclassid = 'pg_namespace'::regclass AND d.refobjid = ns.oid
+                    AND d.refobjsubid = 0 AND d.deptype = 'n'
+), foreign_owners AS MATERIALIZED (
+    -- each owner found judged once (for one schema, usually one owner)
+    SELECT o.owner
+    FROM (SELECT DISTINCT objs.owner FROM objs WHERE objs.owner IS NOT NULL) o
+    WHERE NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = o.owner)
+      AND NOT has_table_privilege(o.owner, 'shardid.shard_registry'::regclass, 'INSERT')
+      AND NOT shardid.owner_trusted(o.owner)
+)
+SELECT objs.nspname, g.shard, x.object, pg_get_userbyid(objs.owner),
+       format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
+              upper(left(x.object, 1)), substr(x.object, 2), objs.nspname, coalesce(g.shard::text, '(not registered)'),
+              pg_get_userbyid(objs.owner)),
+       CASE WHEN objs.classid = 'pg_namespace'::regclass
+            THEN format('A superuser should give the schema to a role that may register shards (ALTER SCHEMA %I OWNER TO ...;) after checking what role %I made in it.',
+                        objs.nspname, pg_get_userbyid(objs.owner))
+            ELSE format('A superuser should find out why role %I made it, and drop it, move it out of the shard''s schema, or give it to a role that may register shards (ALTER ... OWNER TO), then run shardid.add_shards() again if the template has a table of its name.',
+                        pg_get_userbyid(objs.owner)) END
+FROM objs
+JOIN foreign_owners f ON f.owner = objs.owner
+LEFT JOIN shardid.shard_registry g ON g.schema_name = objs.nspname
+CROSS JOIN LATERAL (SELECT pg_describe_object(objs.classid, objs.objid, 0) AS object) x
+ORDER BY objs.nspname, objs.classid <> 'pg_namespace'::regclass, x.object
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shard_foreign_objects(name[]) IS
@@ -2303,6 +2239,27 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION warn_claimed_elsewhere(integer[]) IS
 'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
+
+-- use_sequence => false where strict mode does not hold (PostgreSQL 15 or
+-- 16 without preloading): the tables made get DEFAULT next_id(shard), on
+-- which every INSERT fails until shardid is preloaded.  Provisioning makes
+-- them as asked (a server about to be restarted with it preloaded, say),
+-- and says so once per call.
+CREATE FUNCTION warn_sequence_free(use_sequence boolean)
+RETURNS void
+AS $$
+BEGIN
+    IF use_sequence IS FALSE AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+        RAISE WARNING 'new shard tables get DEFAULT shardid.next_id(shard), which needs strict mode, and strict mode does not hold on this server'
+            USING DETAIL = 'Every INSERT into them fails with "shardid.next_id(shard) needs shardid in shared_preload_libraries" until it does (doctor(): "sequence-free DEFAULT without strict mode").',
+                  HINT = 'Add shardid to shared_preload_libraries and restart the server, or leave use_sequence out for shardid.next_id(shard, nextval(...)) with a sequence per table.';
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION warn_sequence_free(boolean) IS
+'private: a WARNING when provisioning is asked for sequence-free DEFAULTs (use_sequence => false) where strict mode does not hold';
 
 -- Whether the procedure that calls it may commit (PL/pgSQL's judgement:
 -- CALLed outside a transaction block, not from a function, not inside an
@@ -2876,6 +2833,7 @@ BEGIN
                                           WHERE g.shard OPERATOR(pg_catalog.=) u.s));
     -- in the caller's transaction: errors as they come, nothing committed
     IF NOT in_batches THEN
+        PERFORM shardid.warn_sequence_free(use_sequence);
         SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
                pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
         INTO tables_created, tables_existing
@@ -2911,6 +2869,7 @@ BEGIN
     IF use_sequence IS NULL THEN
         use_sequence := shardid.default_uses_sequence();
     END IF;
+    PERFORM shardid.warn_sequence_free(use_sequence);
     tables_created := 0;
     tables_existing := 0;
     -- Shards are made a batch per transaction: a new schema makes the
@@ -2994,6 +2953,7 @@ CREATE FUNCTION create_shards(template name,
                               use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
+SELECT shardid.warn_sequence_free(use_sequence);
 SELECT * FROM shardid.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -3009,6 +2969,7 @@ CREATE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
+SELECT shardid.warn_sequence_free(use_sequence);
 SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;

@@ -360,6 +360,8 @@ print('wrong_calls.sh: %s' % ', '.join('%d %s' % (v, k) for k, v in sorted(outco
 for k, v in sorted(own.items()):
     print("  PostgreSQL's own: %3d x %s" % (v, k))
 print('  doctor() at the end: %s' % ('; '.join(doctor_rows) if doctor_rows else 'no rows'))
+for why, count in sorted(Counter(why for _, _, why, _ in bad).items()):
+    print('FAIL: %d calls: %s' % (count, why))
 for n, stmt, why, lines in bad[:20]:
     print('FAIL: call %d: %s\n  %s\n    %s' % (n, why, stmt.replace('\n', '\n  '), '\n    '.join(lines[:14])))
 if bad:
