@@ -2833,11 +2833,11 @@ BEGIN
                                           WHERE g.shard OPERATOR(pg_catalog.=) u.s));
     -- in the caller's transaction: errors as they come, nothing committed
     IF NOT in_batches THEN
-        PERFORM shardid.warn_sequence_free(use_sequence);
         SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
                pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
         INTO tables_created, tables_existing
         FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        PERFORM shardid.warn_sequence_free(use_sequence);
         IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
             PERFORM shardid.warn_claimed_elsewhere(new_shards);
         END IF;
