@@ -153,6 +153,30 @@ SELECT count(*) FROM shardid.doctor_drift(shardid.doctor_id_defaults());
 DROP SCHEMA chk_other CASCADE;
 SELECT object FROM shardid.doctor_drift(shardid.doctor_id_defaults());
 
+-- doctor_no_id_default(): id columns of registered shards' tables without
+-- a next_id() DEFAULT: dropped, a sequence's, an identity's; a table
+-- without the id column is none of its business, nor one whose ids the
+-- set_id() trigger makes
+ALTER TABLE chk_0501.users ALTER COLUMN id DROP DEFAULT;
+ALTER TABLE chk_0502.users ALTER COLUMN id SET DEFAULT nextval('chk_0502.users_id_seq');
+CREATE TABLE chk_0503.later (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY);
+CREATE TABLE chk_0503.kv (key text PRIMARY KEY);
+CREATE TABLE chk_0503.by_trigger (id bigint PRIMARY KEY);
+CREATE TRIGGER set_id BEFORE INSERT ON chk_0503.by_trigger FOR EACH ROW EXECUTE FUNCTION shardid.set_id(503, 'id');
+SELECT * FROM shardid.doctor_no_id_default(shardid.doctor_id_defaults()) WHERE object LIKE 'chk%';
+DROP TABLE chk_0503.later, chk_0503.kv, chk_0503.by_trigger;
+
+-- doctor_foreign_objects(): in a registered shard's schema, an object of a
+-- role that may not register shards, and a schema such a role owns
+CREATE ROLE chk_other;
+CREATE VIEW chk_0501.chk_view AS SELECT 1 AS one;
+ALTER VIEW chk_0501.chk_view OWNER TO chk_other;
+ALTER SCHEMA chk_0502 OWNER TO chk_other;
+SELECT problem, object FROM shardid.doctor_foreign_objects();
+ALTER SCHEMA chk_0502 OWNER TO CURRENT_USER;
+DROP VIEW chk_0501.chk_view;
+DROP ROLE chk_other;
+
 RESET shardid.epoch;
 DROP SCHEMA chk_0501, chk_0502, chk_0503, chk_template CASCADE;
 SELECT shardid.unregister_shard(s) FROM (VALUES (501), (502), (503)) v(s);

@@ -80,7 +80,9 @@ shardid_check_shard(int32 shard)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("shard %d is out of range", shard),
 				 errdetail("A shard must be between 0 and %d (13 bits).",
-						   SHARDID_MAX_SHARD)));
+						   SHARDID_MAX_SHARD),
+				 errhint("Pass a logical shard between 0 and %d: with N logical shards (at most %d), a key's shard is key %% N.",
+						 SHARDID_MAX_SHARD, SHARDID_MAX_SHARD + 1)));
 }
 
 #endif							/* SHARDID_CLOCK_H */

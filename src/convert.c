@@ -346,14 +346,18 @@ shardid_record_legacy_ids(PG_FUNCTION_ARGS)
 				 errmsg("the ids of table \"%s\" reach the ids shardid made", relname),
 				 errdetail("Its largest id (or its sequence's last value) is %lld, at or above %lld, the first id of the epoch's second day: legacy ids must lie below it, or they would hide ids shardid made.",
 						   (long long) largest, (long long) LEGACY_LIMIT),
-				 errhint("Look at the rows above it first (a row any role that may insert could have written); such a table keeps its own ids.")));
+				 errhint("Look at the rows above it first (a row any role that may insert could have written); such a table keeps its own ids. If they are ids shardid made for shard %d, the table needs only their DEFAULT: ALTER TABLE %s ALTER COLUMN %s SET DEFAULT shardid.next_id(%d);",
+						 shard, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
+						 quote_identifier(column), shard)));
 	if (largest >= min_now)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("the ids of table \"%s\" reach the shardid ids of now", relname),
 				 errdetail("Its largest id (or its sequence's last value) is %lld; the ids made now start at %lld (shardid.min_id(now())): new ids would not all sort after the old ones, and old ids would pass for other shards' ids.",
 						   (long long) largest, (long long) min_now),
-				 errhint("Such a table keeps its own ids; shardid can only convert tables whose ids lie below the ids of now.")));
+				 errhint("Such a table keeps its own ids; shardid can only convert tables whose ids lie below the ids of now. If they are ids shardid made for shard %d, the table needs only their DEFAULT: ALTER TABLE %s ALTER COLUMN %s SET DEFAULT shardid.next_id(%d);",
+						 shard, quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), relname),
+						 quote_identifier(column), shard)));
 	below = largest + 1;
 
 	/* the row, written as the owner of shardid.legacy_ids */

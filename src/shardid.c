@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -59,7 +60,8 @@ check_millis(int64 millis)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("millisecond value " INT64_FORMAT " is out of range", millis),
 				 errdetail("The time field holds 0 to " INT64_FORMAT " milliseconds after shardid.epoch (41 bits).",
-						   SHARDID_MILLIS_LIMIT - 1)));
+						   SHARDID_MILLIS_LIMIT - 1),
+				 errhint("Pass milliseconds since shardid.epoch; those of a time t are shardid.id_millis(shardid.min_id(t)).")));
 }
 
 /*
@@ -170,7 +172,9 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("number of ids %d is out of range", n),
 					 errdetail("shardid.next_ids() makes 1 to %d ids in one call.",
-							   SHARDID_NEXT_IDS_MAX)));
+							   SHARDID_NEXT_IDS_MAX),
+					 errhint("Ask for 1 to %d ids per call; for more, call it several times.",
+							 SHARDID_NEXT_IDS_MAX)));
 		shardid_shared_attach();
 		check_shard_counters();
 		funcctx = SRF_FIRSTCALL_INIT();
@@ -309,7 +313,8 @@ range_millis(TimestampTz ts)
 	if (TIMESTAMP_NOT_FINITE(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp must be finite")));
+				 errmsg("timestamp must be finite"),
+				 errhint("Pass a time between shardid.epoch and the sign bit of the ids (shardid.info().sign_bit_at).")));
 	unix_ms = shardid_timestamptz_to_unix_ms(ts);
 	shardid_check_moment(unix_ms, shardid_epoch_ms, "timestamp", true);
 	return unix_ms - shardid_epoch_ms;
@@ -592,6 +597,21 @@ mark_columns(Datum *values, bool *nulls, int *i, ShardidSharedKind kind,
 		nulls[*i] = kind == SHARDID_SHARED_NONE;
 		values[(*i)++] = Int64GetDatum(counters[c]);
 	}
+}
+
+/*
+ * shardid.can_commit(): whether the procedure that calls it may commit,
+ * as PL/pgSQL's COMMIT judges it: called by CALL outside a transaction
+ * block (nor from a function, nor inside an EXCEPTION block).  add_shards()
+ * asks before it makes anything, so that a CALL inside a transaction block
+ * (what migration tools run) is refused with what to do rather than failing
+ * at its first COMMIT with "invalid transaction termination".
+ */
+PG_FUNCTION_INFO_V1(shardid_can_commit);
+Datum
+shardid_can_commit(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(SPI_inside_nonatomic_context());
 }
 
 /*

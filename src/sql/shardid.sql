@@ -1871,18 +1871,17 @@ DECLARE
     seq_last bigint;
     seq_name text;
     is_strict boolean;
+    registered_schema name;
+    registered_shard integer;
     i integer := 0;
 BEGIN
-    IF shard < 0 OR shard > shardid.max_shard() THEN
-        RAISE EXCEPTION 'shard % is out of range', shard
-            USING ERRCODE = 'numeric_value_out_of_range',
-                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
-    END IF;
+    PERFORM shardid.check_shards(ARRAY[shard]);
     SELECT * INTO me FROM pg_roles r WHERE r.rolname = current_user;
     SELECT c.relowner INTO rel FROM pg_class c WHERE c.oid = tab;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table with OID % does not exist', tab::oid
-            USING ERRCODE = 'undefined_table';
+            USING ERRCODE = 'undefined_table',
+                  HINT = 'Pass the table by name, such as shardid.convert_table(''public.orders'', 42).';
     END IF;
     IF NOT (rel.relowner = me.oid OR (NOT me.rolsuper AND pg_has_role(rel.relowner, 'USAGE'))) THEN
         IF me.rolsuper THEN
@@ -1893,7 +1892,8 @@ BEGIN
                       HINT = format('SET ROLE %I; first, then convert the table.', pg_get_userbyid(rel.relowner));
         END IF;
         RAISE EXCEPTION 'must be owner of table %', tab
-            USING ERRCODE = 'insufficient_privilege';
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('Run it as role %I, the owner of the table, or as a member of that role.', pg_get_userbyid(rel.relowner));
     END IF;
 
     -- inserts in flight finish first, those that come wait for the new DEFAULT;
@@ -1911,21 +1911,58 @@ BEGIN
         EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', tab);
     END LOOP;
     IF rel.relkind <> 'r' OR rel.relispartition OR rel.has_children THEN
-        RAISE EXCEPTION 'table % cannot be converted', tab
+        RAISE EXCEPTION '% % cannot be converted',
+                        CASE WHEN rel.relkind = 'p' THEN 'partitioned table' WHEN rel.relispartition THEN 'partition'
+                             WHEN rel.relkind = 'r' THEN 'table' WHEN rel.relkind = 'v' THEN 'view'
+                             WHEN rel.relkind = 'm' THEN 'materialized view' WHEN rel.relkind = 'f' THEN 'foreign table'
+                             WHEN rel.relkind = 'S' THEN 'sequence' WHEN rel.relkind IN ('i', 'I') THEN 'index'
+                             ELSE 'relation' END, tab
             USING ERRCODE = 'wrong_object_type',
-                  DETAIL = 'shardid.convert_table() converts plain tables, not partitioned tables, partitions, tables with inheritance children or other relations.';
+                  DETAIL = 'shardid.convert_table() converts plain tables, not partitioned tables, partitions, tables with inheritance children or other relations.',
+                  HINT = CASE WHEN rel.relkind IN ('v', 'm') THEN 'Convert the table that holds the rows and makes the ids.'
+                              WHEN rel.relkind = 'p' OR rel.relispartition OR rel.has_children
+                              THEN format('The old ids of a partitioned table, a partition or a table with children cannot be recorded as legacy ids: keep the old table apart, and make the table of new rows with DEFAULT shardid.next_id(%s), as shardid.add_shards() makes shard tables.', shard)
+                              ELSE 'Pass a plain table, such as shardid.convert_table(''public.orders'', 42).' END;
     END IF;
     IF rel.relpersistence = 't' THEN
         RAISE EXCEPTION 'table % is temporary', tab
             USING ERRCODE = 'wrong_object_type',
-                  DETAIL = 'A temporary table holds no shard''s rows.';
+                  DETAIL = 'A temporary table holds no shard''s rows.',
+                  HINT = 'Convert the permanent table that holds the shard''s rows.';
     END IF;
     IF EXISTS (SELECT FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab) THEN
         RAISE EXCEPTION 'table % is already converted to shardid ids', tab
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = (SELECT format('Its ids (column %I) below %s are legacy ids; its DEFAULT makes ids of shard %s.',
                                           l.id_column, l.legacy_below, l.shard)
-                            FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab);
+                            FROM shardid.legacy_ids l WHERE l.tab = convert_table.tab),
+                  HINT = 'Nothing to do: a table is converted once, and its DEFAULT already makes shardid ids.';
+    END IF;
+    -- the shard and the schema must be each other's, where either is
+    -- registered: the table's ids would otherwise route to another schema
+    -- (or none), and a registration of its own would be refused
+    registered_schema := (SELECT r.schema_name FROM shardid.shard_registry r
+                          WHERE r.shard = convert_table.shard
+                            AND to_regnamespace(quote_ident(r.schema_name)) IS NOT NULL);
+    IF registered_schema IS DISTINCT FROM rel.nspname AND registered_schema IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % is registered to schema "%", not to the schema of table %', shard, registered_schema, tab
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Routing (shardid.id_schema()) sends the ids of shard %s to schema %I; the ids of table %s would go there too, and schema %I cannot be registered to shard %s as well.',
+                                  shard, registered_schema, tab, rel.nspname, shard),
+                  HINT = format('Move the table into the shard''s schema first (ALTER TABLE %s SET SCHEMA %I;) and convert it there, or pass %s.',
+                                tab, registered_schema,
+                                coalesce((SELECT format('shard %s, the shard of schema %I', r.shard, r.schema_name)
+                                          FROM shardid.shard_registry r WHERE r.schema_name = rel.nspname),
+                                         format('a shard that is registered nowhere (and register it to schema %I)', rel.nspname)));
+    END IF;
+    registered_shard := (SELECT r.shard FROM shardid.shard_registry r WHERE r.schema_name = rel.nspname);
+    IF registered_shard IS DISTINCT FROM shard AND registered_shard IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" of table % holds shard %, not shard %', rel.nspname, tab, registered_shard, shard
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Schema %I is registered to shard %s: a table in it that made ids of shard %s would route them elsewhere (doctor(): "DEFAULT of another shard").',
+                                  rel.nspname, registered_shard, shard),
+                  HINT = format('Pass shard %s: SELECT * FROM shardid.convert_table(%L, %s%s);', registered_shard, tab::text, registered_shard,
+                                CASE WHEN id_column <> 'id' THEN format(', %L', id_column) ELSE '' END);
     END IF;
 
     SELECT a.attnum, a.atttypid::regtype AS type, a.attidentity, a.attgenerated,
@@ -1940,18 +1977,36 @@ BEGIN
     WHERE a.attrelid = tab AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of table % does not exist', id_column, tab
-            USING ERRCODE = 'undefined_column';
+            USING ERRCODE = 'undefined_column',
+                  HINT = coalesce((SELECT format('Pass the id column: id_column => %L (%s).', a.attname,
+                                                 CASE WHEN EXISTS (SELECT FROM pg_index i WHERE i.indrelid = tab AND i.indisprimary
+                                                                     AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum)
+                                                      THEN 'its primary key' ELSE 'its integer column' END)
+                                   FROM pg_attribute a
+                                   WHERE a.attrelid = tab AND a.attnum > 0 AND NOT a.attisdropped
+                                     AND a.atttypid IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype)
+                                   ORDER BY EXISTS (SELECT FROM pg_index i WHERE i.indrelid = tab AND i.indisprimary
+                                                      AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum) DESC,
+                                            a.attnum
+                                   LIMIT 1),
+                                  'The table has no smallint, integer or bigint column to convert.');
     END IF;
     IF col.makes_ids THEN
         RAISE EXCEPTION 'column "%" of table % already makes shardid ids', id_column, tab
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'Its DEFAULT calls shardid.next_id(); shardid.convert_table() converts a column of a sequence, an identity or ids given by the application.';
+                  DETAIL = 'Its DEFAULT calls shardid.next_id(); shardid.convert_table() converts a column of a sequence, an identity or ids given by the application.',
+                  HINT = 'Nothing to convert: shardid.doctor() says whether its DEFAULT names the shard of its schema.';
     END IF;
     IF col.type NOT IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype) OR col.attgenerated <> '' THEN
         RAISE EXCEPTION 'column "%" of table % cannot be converted', id_column, tab
             USING ERRCODE = 'datatype_mismatch',
                   DETAIL = format('shardid.convert_table() converts smallint, integer and bigint columns that are not generated; this one is %s.',
-                                  CASE WHEN col.attgenerated <> '' THEN 'generated' ELSE col.type::text END);
+                                  CASE WHEN col.attgenerated <> '' THEN 'generated' ELSE col.type::text END),
+                  HINT = CASE WHEN col.attgenerated <> '' THEN 'Pass the column that holds the ids the table makes, not a generated one.'
+                              WHEN (SELECT t.typtype FROM pg_type t WHERE t.oid = col.type) = 'd'
+                              THEN format('A column of a domain keeps the domain''s DEFAULT and checks: give it the DEFAULT of shard %s by hand (ALTER TABLE %s ALTER COLUMN %I SET DEFAULT shardid.next_id(%s);) once no old id reaches the ids of now.',
+                                          shard, tab, id_column, shard)
+                              ELSE 'Pass the integer id column of the table as id_column; ids of another type (uuid, text) stay as they are, in a table of their own.' END;
     END IF;
 
     -- the sequence: the identity's, or the one the DEFAULT calls nextval() of
@@ -2079,6 +2134,76 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION check_shard_schema(name, integer) IS
 'raise an error unless a schema about to hold a logical shard is missing or of a trusted owner';
 
+-- Objects in shard schemas that provisioning would not adopt: those of a
+-- role that is no superuser, may not register shards and whose objects the
+-- caller does not trust (owner_trusted()), and the schema itself when such
+-- a role owns it.  Code attached to them (a view's query and its rules and
+-- triggers, a table's triggers and index expressions, a function) runs with
+-- the privileges of whoever uses them.  The objects are found through their
+-- dependency on their schema (pg_depend's index on the referenced object),
+-- so that provisioning asks per adopted schema at a cost that does not grow
+-- with the database, and each owner found is judged once: relations but
+-- indexes and TOAST tables, functions, types but arrays, row types and
+-- multiranges, operators and their classes and families, collations,
+-- conversions, statistics, text search configurations and dictionaries.
+CREATE FUNCTION shard_foreign_objects(schemas name[])
+RETURNS TABLE (schema_name name, shard integer, object text, owner name, detail text, fix text)
+AS $$
+WITH ns AS MATERIALIZED (
+    SELECT n.oid, n.nspname, n.nspowner FROM pg_namespace n WHERE n.nspname = ANY (schemas)
+), objs AS MATERIALIZED (
+    SELECT ns.nspname, 'pg_namespace'::regclass::oid AS classid, ns.oid AS objid, ns.nspowner AS owner
+    FROM ns
+    UNION ALL
+    SELECT ns.nspname, d.classid, d.objid,
+           CASE d.classid
+               WHEN 'pg_class'::regclass THEN (SELECT c.relowner FROM pg_class c
+                                               WHERE c.oid = d.objid AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S'))
+               WHEN 'pg_proc'::regclass THEN (SELECT p.proowner FROM pg_proc p WHERE p.oid = d.objid)
+               WHEN 'pg_type'::regclass THEN (SELECT t.typowner FROM pg_type t
+                                              WHERE t.oid = d.objid AND t.typtype <> 'm'
+                                                AND NOT (t.typcategory = 'A' AND t.typelem <> 0)
+                                                AND NOT EXISTS (SELECT FROM pg_class r WHERE r.oid = t.typrelid AND r.relkind <> 'c'))
+               WHEN 'pg_operator'::regclass THEN (SELECT o.oprowner FROM pg_operator o WHERE o.oid = d.objid)
+               WHEN 'pg_collation'::regclass THEN (SELECT o.collowner FROM pg_collation o WHERE o.oid = d.objid)
+               WHEN 'pg_conversion'::regclass THEN (SELECT o.conowner FROM pg_conversion o WHERE o.oid = d.objid)
+               WHEN 'pg_opclass'::regclass THEN (SELECT o.opcowner FROM pg_opclass o WHERE o.oid = d.objid)
+               WHEN 'pg_opfamily'::regclass THEN (SELECT o.opfowner FROM pg_opfamily o WHERE o.oid = d.objid)
+               WHEN 'pg_statistic_ext'::regclass THEN (SELECT o.stxowner FROM pg_statistic_ext o WHERE o.oid = d.objid)
+               WHEN 'pg_ts_config'::regclass THEN (SELECT o.cfgowner FROM pg_ts_config o WHERE o.oid = d.objid)
+               WHEN 'pg_ts_dict'::regclass THEN (SELECT o.dictowner FROM pg_ts_dict o WHERE o.oid = d.objid)
+           END
+    FROM ns
+    JOIN pg_depend d ON d.refclassid = 'pg_namespace'::regclass AND d.refobjid = ns.oid
+                    AND d.refobjsubid = 0 AND d.deptype = 'n'
+), foreign_owners AS MATERIALIZED (
+    -- each owner found judged once (for one schema, usually one owner)
+    SELECT o.owner
+    FROM (SELECT DISTINCT objs.owner FROM objs WHERE objs.owner IS NOT NULL) o
+    WHERE NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = o.owner)
+      AND NOT has_table_privilege(o.owner, 'shardid.shard_registry'::regclass, 'INSERT')
+      AND NOT shardid.owner_trusted(o.owner)
+)
+SELECT objs.nspname, g.shard, x.object, pg_get_userbyid(objs.owner),
+       format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
+              upper(left(x.object, 1)), substr(x.object, 2), objs.nspname, coalesce(g.shard::text, '(not registered)'),
+              pg_get_userbyid(objs.owner)),
+       CASE WHEN objs.classid = 'pg_namespace'::regclass
+            THEN format('A superuser should give the schema to a role that may register shards (ALTER SCHEMA %I OWNER TO ...;) after checking what role %I made in it.',
+                        objs.nspname, pg_get_userbyid(objs.owner))
+            ELSE format('A superuser should find out why role %I made it, and drop it, move it out of the shard''s schema, or give it to a role that may register shards (ALTER ... OWNER TO), then run shardid.add_shards() again if the template has a table of its name.',
+                        pg_get_userbyid(objs.owner)) END
+FROM objs
+JOIN foreign_owners f ON f.owner = objs.owner
+LEFT JOIN shardid.shard_registry g ON g.schema_name = objs.nspname
+CROSS JOIN LATERAL (SELECT pg_describe_object(objs.classid, objs.objid, 0) AS object) x
+ORDER BY objs.nspname, objs.classid <> 'pg_namespace'::regclass, x.object
+$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shard_foreign_objects(name[]) IS
+'private: the objects in the given shard schemas (and the schemas) of roles that may not register shards and whose objects the caller does not trust, with what to do; provisioning warns of them, doctor() reports them';
+
 -- How an existing table of a shard differs from its template table: its
 -- columns (name, type, NOT NULL, DEFAULT but the id column's, which names
 -- the shard), its constraints (primary key, unique and foreign keys by
@@ -2164,6 +2289,210 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
 'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; provisioning reports it';
 
+-- What to do about a table that differs from its template, as doctor() and
+-- provisioning say it: the statements of doctor_align_statements() for a
+-- table of a role that may register shards, or whose objects the caller
+-- trusts; for a table of any other role no statements (run by another
+-- role, they would run what the owner chose: its casts of a column type,
+-- its index expressions, and SET ROLE is no barrier to that code), but
+-- whose table it is.
+CREATE FUNCTION drift_fix(template_table regclass, shard_table regclass, id_column name)
+RETURNS text
+AS $$
+DECLARE
+    owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = shard_table);
+BEGIN
+    IF has_table_privilege(owner, 'shardid.shard_registry'::regclass, 'INSERT')
+       OR shardid.owner_trusted(owner) THEN
+        RETURN format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
+                      shardid.doctor_align_statements(template_table, shard_table, id_column));
+    END IF;
+    RETURN format('Table %s belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
+                  shard_table, pg_get_userbyid(owner), template_table::text, shard_table::text, id_column);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION drift_fix(regclass, regclass, name) IS
+'private: what to do about a shard''s table that differs from its template (the statements that align it, or whose table it is), as doctor() and provisioning say it';
+
+-- Whether the id column of a shard's table makes the ids of its shard, as
+-- provisioning would have made it: NULL (detail and fix) when its DEFAULT
+-- (its own, or its domain's) is a next_id() call that passes the shard;
+-- else what it makes instead (nothing, an identity's or a sequence's
+-- numbers, another shard's ids) and the statement that gives it the
+-- shard's ids, run as the table's owner: convert_table(), which keeps the
+-- ids the table holds as legacy ids, or for a next_id() DEFAULT of another
+-- shard the DEFAULT of this one.  doctor() reports tables of registered
+-- shards whose id column has no next_id() DEFAULT at all, provisioning
+-- every table it adopts.
+CREATE FUNCTION id_default_drift(shard_table regclass, id_column name, shard integer,
+                                 OUT detail text, OUT fix text)
+RETURNS record
+AS $$
+DECLARE
+    col record;
+    calls_next_id boolean := false;
+    passed integer;
+    seq regclass;
+    expr text;
+    owner name := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = shard_table);
+BEGIN
+    SELECT a.attidentity, a.attgenerated,
+           coalesce(d.adbin, CASE WHEN t.typtype = 'd' THEN t.typdefaultbin END) AS expr,
+           CASE WHEN d.adbin IS NOT NULL THEN d.adrelid ELSE 0 END AS expr_table
+    INTO col
+    FROM pg_attribute a
+    JOIN pg_type t ON t.oid = a.atttypid
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+    WHERE a.attrelid = shard_table AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    -- a missing column is drift from the template (table_drift())
+    IF NOT FOUND OR col.attgenerated <> '' THEN
+        RETURN;
+    END IF;
+    IF col.expr IS NOT NULL THEN
+        SELECT dc.calls_next_id, dc.shard, dc.sequence INTO calls_next_id, passed, seq
+        FROM shardid.default_call(col.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                  'shardid.next_id(integer)'::regprocedure) dc;
+        IF calls_next_id AND passed IS NOT DISTINCT FROM id_default_drift.shard THEN
+            RETURN;
+        END IF;
+        expr := coalesce(shardid.default_text(col.expr, col.expr_table),
+                         '(not shown: the table is locked by another session)');
+    END IF;
+    IF calls_next_id THEN
+        detail := format('Column %I of table %s has DEFAULT %s, which makes ids of shard %s, not of shard %s, the shard of its schema.',
+                         id_column, shard_table, expr, coalesce(passed::text, '(not a constant)'), shard);
+        fix := format('As the owner of the table (role %I): ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s;',
+                      owner, shard_table, id_column,
+                      CASE WHEN seq IS NULL THEN format('shardid.next_id(%s)', shard)
+                           ELSE format('shardid.next_id(%s, nextval(%L::regclass))', shard, seq::text) END);
+        RETURN;
+    END IF;
+    detail := format('Column %I of table %s %s: %s', id_column, shard_table,
+                     CASE WHEN col.attidentity <> '' THEN 'is an identity column'
+                          WHEN col.expr IS NULL THEN 'has no DEFAULT'
+                          ELSE format('has DEFAULT %s', expr) END,
+                     CASE WHEN col.attidentity = '' AND col.expr IS NULL
+                          THEN format('an INSERT that gives no id fails, and ids given by hand need not carry shard %s.', shard)
+                          ELSE format('its ids are not ids of shard %s (a sequence''s numbers decode as shard 0 near the epoch), and shardid.id_schema() finds no schema for them.', shard) END);
+    fix := format('As the owner of the table (role %I): SELECT shardid.convert_table(%L, %s%s); it gives the column the DEFAULT of shard %s and keeps the ids the table holds as legacy ids.',
+                  owner, shard_table::text, shard,
+                  CASE WHEN id_column <> 'id' THEN format(', %L', id_column) ELSE '' END, shard);
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION id_default_drift(regclass, name, integer) IS
+'private: what the id column of a shard''s table makes instead of the ids of its shard (no DEFAULT, an identity, another DEFAULT, another shard''s next_id()), with the statement that gives it the shard''s ids; NULL when it makes them';
+
+-- The shards of a call, checked before anything is made: a NULL in the
+-- list, or a shard outside 0..8191.
+CREATE FUNCTION check_shards(shards integer[])
+RETURNS void
+AS $$
+DECLARE
+    s integer;
+BEGIN
+    FOREACH s IN ARRAY shards LOOP
+        IF s IS NULL THEN
+            RAISE EXCEPTION 'the shards of the call include NULL'
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'Pass shard numbers between 0 and 8191, such as ''{0, 3, 6, 9}'', or a range: first_shard => 0, last_shard => 1999.';
+        END IF;
+        IF s < 0 OR s > shardid.max_shard() THEN
+            RAISE EXCEPTION 'shard % is out of range', s
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard()),
+                      HINT = format('Pass a logical shard between 0 and %s: with N logical shards (at most %s), a key''s shard is key %% N.',
+                                    shardid.max_shard(), shardid.max_shard() + 1);
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_shards(integer[]) IS
+'private: raise an error, with what to pass, for a NULL or a shard out of range in the shards of a call';
+
+-- After add_shards() registered shards, a DEFAULT outside the schemas of
+-- registered shards that makes ids of one of them (a table converted with
+-- a shard registered nowhere then, a DEFAULT written by hand): each said
+-- in a WARNING with the doctor's words for it ("DEFAULT of a shard
+-- registered elsewhere").  Only the few schemas that are no registered
+-- shard's are read (pg_class once), so it costs about the same at any
+-- number of shards; a DEFAULT in another shard's schema the doctor reports.
+CREATE FUNCTION warn_claimed_elsewhere(shards integer[])
+RETURNS void
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+               pg_get_userbyid(c.relowner) AS owner, dc.shard,
+               (SELECT g.schema_name FROM shardid.shard_registry g WHERE g.shard = dc.shard) AS registered
+        FROM pg_namespace n
+        JOIN pg_class c ON c.relnamespace = n.oid AND c.relkind IN ('r', 'p')
+        JOIN pg_attrdef ad ON ad.adrelid = c.oid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        CROSS JOIN LATERAL shardid.default_call(ad.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                                'shardid.next_id(integer)'::regprocedure) dc
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.schema_name = n.nspname)
+          AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
+          AND EXISTS (SELECT FROM pg_depend dep
+                      WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
+                        AND dep.refclassid = 'pg_proc'::regclass
+                        AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                             'shardid.next_id(integer)'::regprocedure))
+          AND dc.shard = ANY (shards)
+        ORDER BY 1, 2, 3 LOOP
+        RAISE WARNING 'shard % is registered to schema "%", but the DEFAULT of %.%.% makes its ids too',
+                      r.shard, r.registered, quote_ident(r.schema_name), quote_ident(r.table_name), quote_ident(r.column_name)
+            USING DETAIL = format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                                  r.shard, r.registered),
+                  HINT = format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                                r.schema_name, r.table_name, r.owner);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION warn_claimed_elsewhere(integer[]) IS
+'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
+
+-- use_sequence => false where strict mode does not hold (PostgreSQL 15 or
+-- 16 without preloading): the tables made get DEFAULT next_id(shard), on
+-- which every INSERT fails until shardid is preloaded.  Provisioning makes
+-- them as asked (a server about to be restarted with it preloaded, say),
+-- and says so once per call.
+CREATE FUNCTION warn_sequence_free(use_sequence boolean)
+RETURNS void
+AS $$
+BEGIN
+    IF use_sequence IS FALSE AND (SELECT i.mode FROM shardid.info() i) <> 'strict' THEN
+        RAISE WARNING 'new shard tables get DEFAULT shardid.next_id(shard), which needs strict mode, and strict mode does not hold on this server'
+            USING DETAIL = 'Every INSERT into them fails with "shardid.next_id(shard) needs shardid in shared_preload_libraries" until it does (doctor(): "sequence-free DEFAULT without strict mode").',
+                  HINT = 'Add shardid to shared_preload_libraries and restart the server, or leave use_sequence out for shardid.next_id(shard, nextval(...)) with a sequence per table.';
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION warn_sequence_free(boolean) IS
+'private: a WARNING when provisioning is asked for sequence-free DEFAULTs (use_sequence => false) where strict mode does not hold';
+
+-- Whether the procedure that calls it may commit (PL/pgSQL's judgement:
+-- CALLed outside a transaction block, not from a function, not inside an
+-- EXCEPTION block): add_shards() asks before it makes anything.
+CREATE FUNCTION can_commit()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'shardid_can_commit'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION can_commit() IS
+'private: whether the procedure that calls it may commit (CALLed outside a transaction block and any function)';
+
 -- The id form add_shards() gives new tables when use_sequence is not given:
 -- DEFAULT next_id(shard) where strict mode holds on this server (shardid
 -- preloaded, or PostgreSQL 17+), which is faster than bigserial's
@@ -2189,6 +2518,125 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION default_uses_sequence() IS
 'private: whether add_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
 
+-- The checks of a call's template and names, before anything is made
+-- (add_shards() runs them before its first batch, make_local_shards()
+-- again in each): the template exists, is no system schema, holds plain
+-- tables of trusted owners, and their id column exists, is bigint and not
+-- generated; a prefix and 1 to 4 digits.  Returns the template's tables and
+-- partitioned tables.
+CREATE FUNCTION check_template(template name, prefix text, digits integer, id_column name)
+RETURNS oid[]
+AS $$
+DECLARE
+    tmpl oid;
+    tmpl_rels oid[];
+    owner_names text;
+    suggestion name;
+    bad record;
+BEGIN
+    tmpl := to_regnamespace(quote_ident(template));
+    IF tmpl IS NULL THEN
+        RAISE EXCEPTION 'template schema "%" does not exist', template
+            USING ERRCODE = 'invalid_schema_name',
+                  HINT = 'Pass the schema that holds the tables of a shard as designed once (README, Logical shards): CREATE SCHEMA app_template; CREATE TABLE app_template.users (id bigint PRIMARY KEY, ...);';
+    END IF;
+    IF template IN ('pg_catalog', 'information_schema', 'shardid') OR template LIKE 'pg\_%' THEN
+        RAISE EXCEPTION 'template schema "%" is a system schema', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Design the tables of a logical shard in a schema of their own.';
+    END IF;
+    -- The template's tables and partitioned tables, found through their
+    -- dependency on the schema (pg_depend's index on the referenced object:
+    -- pg_class has no index on relnamespace, and a scan of it per call
+    -- grew with every shard made).  Every relation but a TOAST table and a
+    -- composite type records it; they are not tables of a template.
+    tmpl_rels := ARRAY(SELECT c.oid FROM pg_class c
+                       WHERE c.oid IN (SELECT d.objid FROM pg_depend d
+                                       WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = tmpl
+                                         AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass)
+                         AND c.relnamespace = tmpl AND c.relkind IN ('r', 'p'));
+    IF NOT EXISTS (SELECT FROM pg_class c
+                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition) THEN
+        RAISE EXCEPTION 'template schema "%" has no tables', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Provisioning copies the plain tables of the template; partitioned tables, views and functions are not copied.',
+                  HINT = format('Create the tables of a shard in it first, such as CREATE TABLE %I.users (id bigint PRIMARY KEY, name text);', template);
+    END IF;
+    -- Copying a table (LIKE ... INCLUDING ALL) builds its indexes, which
+    -- can run functions of the table's owner: the template and its tables
+    -- must be the caller's own, a superuser's, or (for a role that is no
+    -- superuser) those of a role whose privileges it has.
+    SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
+          UNION ALL
+          SELECT c.relowner FROM pg_class c WHERE c.oid = ANY (tmpl_rels)) o
+    WHERE NOT shardid.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
+                  HINT = 'Use a template that you own, or run shardid.add_shards() as the owner of the template.';
+    END IF;
+    -- The id column: the copy of each template table that has it gets the
+    -- id DEFAULT.  A name that no table has (a typo) would make shards whose
+    -- inserts fail, a column of another type than bigint shards whose ids
+    -- do not fit (doctor(): "id column not bigint"), a generated column
+    -- takes no DEFAULT: each is refused before anything is made.
+    IF NOT EXISTS (SELECT FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+                     AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        -- the bigint primary key most tables of the template have, if any
+        SELECT a.attname INTO suggestion
+        FROM pg_class c
+        JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary AND i.indnkeyatts = 1
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+        WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+          AND a.atttypid = 'bigint'::regtype
+        GROUP BY a.attname ORDER BY count(*) DESC, a.attname LIMIT 1;
+        RAISE EXCEPTION 'no table of template schema "%" has column "%"', template, id_column
+            USING ERRCODE = 'undefined_column',
+                  DETAIL = format('Provisioning gives column %I of each table the id DEFAULT: %s would get none, and an insert that gives no id would fail.',
+                                  id_column,
+                                  (SELECT string_agg(format('%I.%I', template, c.relname), ', ' ORDER BY c.relname)
+                                   FROM pg_class c
+                                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition)),
+                  HINT = CASE WHEN suggestion IS NOT NULL
+                              THEN format('Pass the id column of the template''s tables: id_column => %L (their bigint primary key), or leave id_column out for %L.',
+                                          suggestion, 'id'::text)
+                              ELSE format('Pass id_column => the bigint column of the template''s tables that holds their ids (%L when left out).', 'id'::text) END;
+    END IF;
+    SELECT c.oid::regclass AS tab, format_type(a.atttypid, a.atttypmod) AS type, a.attgenerated
+    INTO bad
+    FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
+    JOIN pg_type ty ON ty.oid = a.atttypid
+    WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+      AND (CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END <> 'bigint'::regtype
+           OR a.attgenerated <> '')
+    ORDER BY c.relname LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'column "%" of template table % is %', id_column, bad.tab,
+                        CASE WHEN bad.attgenerated <> '' THEN 'generated' ELSE bad.type || ', not bigint' END
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Provisioning gives the id column of each table a DEFAULT that calls shardid.next_id(), which makes bigint ids: a column of another type does not hold them, a generated column takes no DEFAULT.',
+                  HINT = CASE WHEN bad.attgenerated <> ''
+                              THEN format('Make it a plain column of the template (ALTER TABLE %s ALTER COLUMN %I DROP EXPRESSION;), or pass id_column => the template''s id column.', bad.tab, id_column)
+                              ELSE format('Make it bigint in the template (ALTER TABLE %s ALTER COLUMN %I TYPE bigint;), or pass id_column => the template''s bigint id column.', bad.tab, id_column) END;
+    END IF;
+    IF digits < 1 OR digits > 4 OR prefix = '' THEN
+        RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Got prefix %L and %s digits.', prefix, digits),
+                  HINT = 'Leave prefix and digits out for schemas shard_0000 to shard_8191, or pass, say, prefix => ''app_'', digits => 4.';
+    END IF;
+    RETURN tmpl_rels;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION check_template(name, text, integer, name) IS
+'private: raise an error, with what to do, unless a template, its id column, prefix and digits can make shards; returns the template''s tables';
+
 -- Create logical shards from a template schema, and register them: the
 -- work of add_shards() for a list of shards in one transaction, never
 -- distributed by Citus.
@@ -2209,11 +2657,13 @@ DECLARE
     fk record;
     seq text;
     suffix text;
-    owner_names text;
     n integer;
     existing regclass;
     existing_kind "char";
     drift text;
+    id_drift record;
+    foreign_object record;
+    made_schemas name[] := '{}';
     tmpl oid;
     tmpl_rels oid[];
     made_rels oid[];
@@ -2221,66 +2671,35 @@ BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed';
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = format('NULL was passed for %s.',
+                                  concat_ws(', ', CASE WHEN template IS NULL THEN 'template' END,
+                                            CASE WHEN shards IS NULL THEN 'shards' END,
+                                            CASE WHEN prefix IS NULL THEN 'prefix' END,
+                                            CASE WHEN digits IS NULL THEN 'digits' END,
+                                            CASE WHEN id_column IS NULL THEN 'id_column' END)),
+                  HINT = 'Name the template schema and the shards, such as CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}'', in_batches => false), and leave out what takes its default: prefix => ''shard_'', digits => 4, id_column => ''id''.';
     END IF;
+    tmpl_rels := shardid.check_template(template, prefix, digits, id_column);
     tmpl := to_regnamespace(quote_ident(template));
-    IF tmpl IS NULL THEN
-        RAISE EXCEPTION 'template schema "%" does not exist', template
-            USING ERRCODE = 'invalid_schema_name';
-    END IF;
-    IF template IN ('pg_catalog', 'information_schema', 'shardid') OR template LIKE 'pg\_%' THEN
-        RAISE EXCEPTION 'template schema "%" is a system schema', template
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Design the tables of a logical shard in a schema of their own.';
-    END IF;
-    -- The template's tables and partitioned tables, found through their
-    -- dependency on the schema (pg_depend's index on the referenced object:
-    -- pg_class has no index on relnamespace, and a scan of it per call
-    -- grew with every shard made).  Every relation but a TOAST table and a
-    -- composite type records it; they are not tables of a template.
-    tmpl_rels := ARRAY(SELECT c.oid FROM pg_class c
-                       WHERE c.oid IN (SELECT d.objid FROM pg_depend d
-                                       WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = tmpl
-                                         AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass)
-                         AND c.relnamespace = tmpl AND c.relkind IN ('r', 'p'));
-    IF NOT EXISTS (SELECT FROM pg_class c
-                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition) THEN
-        RAISE EXCEPTION 'template schema "%" has no tables', template
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    -- Copying a table (LIKE ... INCLUDING ALL) builds its indexes, which
-    -- can run functions of the table's owner: the template and its tables
-    -- must be the caller's own, a superuser's, or (for a role that is no
-    -- superuser) those of a role whose privileges it has.
-    SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
-    FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
-          UNION ALL
-          SELECT c.relowner FROM pg_class c WHERE c.oid = ANY (tmpl_rels)) o
-    WHERE NOT shardid.owner_trusted(o.owner);
-    IF owner_names IS NOT NULL THEN
-        RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
-                  HINT = 'Use a template that you own, or run shardid.add_shards() as the owner of the template.';
-    END IF;
-    IF digits < 1 OR digits > 4 OR prefix = '' THEN
-        RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('Got prefix %L and %s digits.', prefix, digits);
-    END IF;
     PERFORM shardid.check_registry_writer('register');
 
-    -- check every shard before creating anything
+    -- check every shard before creating anything; a shard given twice is
+    -- made once
+    PERFORM shardid.check_shards(shards);
+    shards := ARRAY(SELECT u.s FROM unnest(shards) WITH ORDINALITY u(s, i) GROUP BY u.s ORDER BY min(u.i));
     FOREACH s IN ARRAY shards LOOP
-        IF s IS NULL OR s < 0 OR s > shardid.max_shard() THEN
-            RAISE EXCEPTION 'shard % is out of range', coalesce(s::text, 'NULL')
-                USING ERRCODE = 'numeric_value_out_of_range',
-                      DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+        IF octet_length(prefix) + greatest(digits, length(s::text)) > 63 THEN
+            RAISE EXCEPTION 'schema names of prefix "%" would be longer than 63 bytes', prefix
+                USING ERRCODE = 'name_too_long',
+                      DETAIL = format('The prefix takes %s bytes, and PostgreSQL cuts longer names to 63 bytes.', octet_length(prefix)),
+                      HINT = 'Pass a shorter prefix: 59 bytes at most, with 4 digits.';
         END IF;
         sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
         IF sch = template THEN
             RAISE EXCEPTION 'shard % would be the template schema "%" itself', s, template
-                USING ERRCODE = 'invalid_parameter_value';
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Keep the template in a schema of its own, named as no shard is (app_template, say), or pass another prefix.';
         END IF;
         PERFORM shardid.check_shard_schema(sch, s);
         SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
@@ -2289,6 +2708,14 @@ BEGIN
                 USING ERRCODE = 'unique_violation',
                       HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
                                     registered, s, s);
+        END IF;
+        SELECT r.shard INTO n FROM shardid.shard_registry r WHERE r.schema_name = sch AND r.shard <> s;
+        IF FOUND THEN
+            RAISE EXCEPTION 'schema "%" is already registered to shard %', sch, n
+                USING ERRCODE = 'unique_violation',
+                      DETAIL = format('A schema holds one logical shard; shard %s would be made in it.', s),
+                      HINT = format('Pass another prefix or digits, so that shard %s gets a schema of its own; if schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                    s, sch, n, n);
         END IF;
     END LOOP;
 
@@ -2300,6 +2727,7 @@ BEGIN
         IF to_regnamespace(quote_ident(sch)) IS NULL THEN
             -- fails if another session made it meanwhile
             EXECUTE format('CREATE SCHEMA %I', sch);
+            made_schemas := made_schemas || sch;
         END IF;
     END LOOP;
 
@@ -2337,11 +2765,20 @@ BEGIN
                               DETAIL = format('Provisioning adopts only tables that it would have made: tables of your own or of a superuser. %s would run the code its owner attached to it with the privileges of whoever writes to it.', existing),
                               HINT = format('Find out who made it; drop or rename it, then run shardid.add_shards() again to make %s from template %I.', existing, template);
                 END IF;
+                -- what doctor() would report of it, said now, with its fix
                 drift := shardid.table_drift(t.oid, existing, id_column);
                 IF drift IS NOT NULL THEN
                     RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
                                   quote_ident(template), quote_ident(t.relname), drift
-                        USING HINT = 'Provisioning keeps an existing table as it is: align it with the template by hand (ALTER TABLE), or drop it and run shardid.add_shards() again.';
+                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid.drift_fix(t.oid, existing, id_column);
+                END IF;
+                IF t.identity IS NOT NULL THEN
+                    id_drift := shardid.id_default_drift(existing, id_column, s);
+                    IF id_drift.detail IS NOT NULL THEN
+                        RAISE WARNING 'column "%" of table % makes no ids of shard %', id_column, existing, s
+                            USING DETAIL = id_drift.detail,
+                                  HINT = 'Provisioning keeps an existing table as it is. ' || id_drift.fix;
+                    END IF;
                 END IF;
                 action := 'exists';
                 RETURN NEXT;
@@ -2406,6 +2843,17 @@ BEGIN
         END LOOP;
 
         PERFORM shardid.register_shard(s, sch);
+
+        -- an existing schema adopted: another role's objects in it, which
+        -- doctor() reports, said now
+        IF NOT sch = ANY (made_schemas) THEN
+            FOR foreign_object IN SELECT * FROM shardid.shard_foreign_objects(ARRAY[sch]) LOOP
+                RAISE WARNING 'schema % of shard % holds %, which belongs to role %', quote_ident(sch), s,
+                              foreign_object.object, quote_ident(foreign_object.owner::text)
+                    USING DETAIL = foreign_object.detail,
+                          HINT = foreign_object.fix;
+            END LOOP;
+        END IF;
     END LOOP;
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -2547,23 +2995,33 @@ CREATE PROCEDURE add_shards(template name,
                             INOUT tables_existing integer DEFAULT NULL)
 AS $$
 DECLARE
-    s integer;
     r record;
     batch integer;
     part integer[];
     i integer := 1;
     made integer;
     found_existing integer;
+    failed_detail text;
+    failed_hint text;
+    new_shards integer[];
 BEGIN
     IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL
        OR in_batches IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.add_shards() must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed';
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = pg_catalog.format('NULL was passed for %s.',
+                               pg_catalog.concat_ws(', ', CASE WHEN template IS NULL THEN 'template' END,
+                                                    CASE WHEN prefix IS NULL THEN 'prefix' END,
+                                                    CASE WHEN digits IS NULL THEN 'digits' END,
+                                                    CASE WHEN id_column IS NULL THEN 'id_column' END,
+                                                    CASE WHEN in_batches IS NULL THEN 'in_batches' END)),
+                  HINT = 'Name the template schema, and leave out what takes its default: prefix => ''shard_'', digits => 4, id_column => ''id'', in_batches => true.';
     END IF;
     -- a list, or a range (CALL takes no subquery to build an array)
     IF shards IS NOT NULL AND (first_shard IS NOT NULL OR last_shard IS NOT NULL) THEN
         RAISE EXCEPTION 'shardid.add_shards() takes shards or first_shard and last_shard, not both'
-            USING ERRCODE = 'invalid_parameter_value';
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A list: CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}''); a range: CALL shardid.add_shards(''app_template'', first_shard => 0, last_shard => 1999);';
     END IF;
     IF shards IS NULL THEN
         IF first_shard IS NULL OR last_shard IS NULL THEN
@@ -2573,35 +3031,66 @@ BEGIN
         END IF;
         IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
             RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
-                USING ERRCODE = 'invalid_parameter_value';
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = pg_catalog.format('A range runs upwards, both ends included: first_shard => %s, last_shard => %s.',
+                                               last_shard, first_shard);
         END IF;
+        -- both ends checked before the list is built (a range to 2^31
+        -- would be a list of 2^31 shards)
+        PERFORM shardid.check_shards(ARRAY[first_shard, last_shard]);
         shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
     END IF;
+    -- a NULL or a shard out of range is refused before anything is made
+    PERFORM shardid.check_shards(shards);
     -- distribute => true is refused before anything is made where it
     -- would not distribute
     IF distribute THEN
         PERFORM shardid.shards_distributed(true);
     END IF;
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered)
+    new_shards := ARRAY(SELECT u.s FROM pg_catalog.unnest(shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g
+                                          WHERE g.shard OPERATOR(pg_catalog.=) u.s));
     -- in the caller's transaction: errors as they come, nothing committed
     IF NOT in_batches THEN
         SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
                pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
         INTO tables_created, tables_existing
         FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        PERFORM shardid.warn_sequence_free(use_sequence);
+        IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+            PERFORM shardid.warn_claimed_elsewhere(new_shards);
+        END IF;
         RETURN;
+    END IF;
+    -- the template, the names and the right to register, checked before
+    -- anything is made (each batch checks them again)
+    PERFORM shardid.check_template(template, prefix, digits, id_column);
+    IF pg_catalog.octet_length(prefix) OPERATOR(pg_catalog.+)
+       GREATEST(digits, pg_catalog.length((SELECT pg_catalog.max(u.s) FROM pg_catalog.unnest(shards) u(s))::pg_catalog.text))
+       OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'schema names of prefix "%" would be longer than 63 bytes', prefix
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = pg_catalog.format('The prefix takes %s bytes, and PostgreSQL cuts longer names to 63 bytes.', pg_catalog.octet_length(prefix)),
+                  HINT = 'Pass a shorter prefix: 59 bytes at most, with 4 digits.';
+    END IF;
+    PERFORM shardid.check_registry_writer('register');
+    -- Batches commit, which a procedure cannot where it was called inside
+    -- a transaction block (BEGIN, a migration tool's transaction) or from
+    -- a function: refused here, with what to do, before anything is made
+    -- (its first COMMIT would fail with "invalid transaction termination").
+    IF NOT shardid.can_commit() THEN
+        RAISE EXCEPTION 'shardid.add_shards() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after each batch of shards, and a procedure called inside a transaction block (BEGIN, a migration tool''s transaction) or from a function cannot commit.',
+                  HINT = 'CALL it on its own, outside a transaction block; or, to make every shard in this transaction (a migration''s), CALL shardid.add_shards(..., in_batches => false), which takes about 4 locks per table of each shard (README, Sizing the lock table).';
     END IF;
     -- the id form is chosen (and said) once for every shard of the call
     IF use_sequence IS NULL THEN
         use_sequence := shardid.default_uses_sequence();
     END IF;
-    -- a shard out of range is refused before anything is made
-    FOREACH s IN ARRAY shards LOOP
-        IF s IS NULL OR s OPERATOR(pg_catalog.<) 0 OR s OPERATOR(pg_catalog.>) shardid.max_shard() THEN
-            RAISE EXCEPTION 'shard % is out of range', s
-                USING ERRCODE = 'numeric_value_out_of_range',
-                      DETAIL = pg_catalog.format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
-        END IF;
-    END LOOP;
+    PERFORM shardid.warn_sequence_free(use_sequence);
     tables_created := 0;
     tables_existing := 0;
     -- Shards are made a batch per transaction: a new schema makes the
@@ -2639,18 +3128,26 @@ BEGIN
                 batch := 1;
                 CONTINUE;
             END IF;
-            -- a failure names its shard and says that the same CALL resumes
+            -- a failure names its shard, keeps what its error said, and
+            -- says that the same CALL resumes
+            GET STACKED DIAGNOSTICS failed_detail = PG_EXCEPTION_DETAIL, failed_hint = PG_EXCEPTION_HINT;
             RAISE EXCEPTION 'provisioning shard % failed: %', part[1], SQLERRM
                 USING ERRCODE = SQLSTATE,
-                      DETAIL = pg_catalog.format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
-                                      tables_created, tables_existing, part[1]),
-                      HINT = 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.';
+                      DETAIL = pg_catalog.concat_ws(' ', NULLIF(failed_detail, ''),
+                                   pg_catalog.format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                                                     tables_created, tables_existing, part[1])),
+                      HINT = pg_catalog.concat_ws(' ', NULLIF(failed_hint, ''),
+                                 CASE WHEN failed_hint OPERATOR(pg_catalog.=) '' THEN 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.'
+                                      ELSE 'Then run the same CALL again: it resumes, keeping what exists.' END);
         END;
         COMMIT;
         tables_created := tables_created OPERATOR(pg_catalog.+) made;
         tables_existing := tables_existing OPERATOR(pg_catalog.+) found_existing;
         i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
     END LOOP;
+    IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM shardid.warn_claimed_elsewhere(new_shards);
+    END IF;
 END
 $$ LANGUAGE plpgsql;
 
@@ -2677,6 +3174,7 @@ CREATE FUNCTION create_shards(template name,
                               use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
+SELECT shardid.warn_sequence_free(use_sequence);
 SELECT * FROM shardid.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -2692,6 +3190,7 @@ CREATE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
+SELECT shardid.warn_sequence_free(use_sequence);
 SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -2818,6 +3317,10 @@ CREATE FUNCTION doctor_epoch_unset()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 BEGIN
+    -- the setting is defined when the library loads: where it is not
+    -- preloaded, the first doctor() of a session may come before any call
+    -- of it, and pg_settings would not know the setting yet
+    PERFORM shardid.max_shard();
     IF (SELECT source FROM pg_settings WHERE name = 'shardid.epoch') = 'default' THEN
         problem := 'epoch not set';
         object := 'shardid.epoch';
@@ -3222,7 +3725,10 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION doctor_domains(shardid.id_defaults[]) IS
 'doctor(): domains whose DEFAULT calls next_id()';
 
--- anything in schema shardid that is not shardid's own
+-- anything in schema shardid that is not shardid's own; in the schemas of
+-- registered shards, what provisioning would not adopt (the objects of a
+-- role that may not register shards, shard_foreign_objects()), the same
+-- objects it warns of when it adopts a schema
 CREATE FUNCTION doctor_foreign_objects()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -3237,12 +3743,19 @@ BEGIN
         fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
         RETURN NEXT;
     END LOOP;
+    FOR r IN SELECT * FROM shardid.shard_foreign_objects(ARRAY(SELECT g.schema_name FROM shardid.shard_registry g)) LOOP
+        problem := 'foreign object in a shard schema';
+        object := r.object;
+        detail := r.detail;
+        fix := r.fix;
+        RETURN NEXT;
+    END LOOP;
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION doctor_foreign_objects() IS
-'doctor(): objects in schema shardid that are not shardids own';
+'doctor(): objects in schema shardid that are not shardids own, and objects in the schemas of registered shards of roles that may not register shards';
 
 -- registrations whose schema is gone
 CREATE FUNCTION doctor_missing_schemas()
@@ -3336,6 +3849,64 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION doctor_schema_shards(shardid.id_defaults[]) IS
 'doctor(): id DEFAULTs that pass another shard than the rest of their schema';
+
+-- The tables of registered shards whose id column has no next_id()
+-- DEFAULT (id_default_drift()): none, an identity, a sequence's nextval(),
+-- or another expression.  Their ids do not carry the shard, or an INSERT
+-- without an id fails; provisioning warns of the same when it adopts such a
+-- table.  The id column is found as doctor_drift() finds it, and only a
+-- column of an integer type (what convert_table() converts) is reported;
+-- tables whose ids the set_id() trigger makes, and those Citus distributes
+-- by a column or replicates (which shardid does not serve), are left out.
+CREATE FUNCTION doctor_no_id_default(defs shardid.id_defaults[])
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+    registered jsonb := (SELECT jsonb_object_agg(g.schema_name, g.shard) FROM shardid.shard_registry g);
+    with_ids jsonb := (SELECT jsonb_object_agg(d.table_oid::text, true) FROM unnest(defs) d);
+    id_column_of jsonb := (SELECT jsonb_object_agg(x.table_name, x.column_name)
+                           FROM (SELECT d.table_name, mode() WITHIN GROUP (ORDER BY d.column_name) AS column_name
+                                 FROM unnest(defs) d GROUP BY d.table_name) x);
+    any_id_column name := coalesce((SELECT mode() WITHIN GROUP (ORDER BY d.column_name) FROM unnest(defs) d), 'id');
+    citus_unserved oid[];
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT pg_catalog.array_agg(p.logicalrelid::pg_catalog.oid) FROM pg_catalog.pg_dist_partition p '
+                'WHERE p.partmethod OPERATOR(pg_catalog.<>) ''n'' OR p.repmodel OPERATOR(pg_catalog.=) ''t'''
+            INTO citus_unserved;
+    END IF;
+    FOR r IN
+        SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+               x.detail, x.fix
+        FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                           AND a.attname = coalesce(id_column_of ->> c.relname::text, any_id_column)::name
+        JOIN pg_type t ON t.oid = a.atttypid
+        CROSS JOIN LATERAL shardid.id_default_drift(c.oid, a.attname, (registered ->> n.nspname::text)::integer) x
+        WHERE registered ? n.nspname::text
+          AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+          AND NOT coalesce(with_ids ? c.oid::text, false)
+          AND CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+              IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype)
+          AND NOT c.oid = ANY (coalesce(citus_unserved, '{}'))
+          AND NOT EXISTS (SELECT FROM pg_trigger tg
+                          WHERE tg.tgrelid = c.oid AND tg.tgfoid = 'shardid.set_id()'::regprocedure)
+          AND x.detail IS NOT NULL
+        ORDER BY 1, 2 LOOP
+        problem := 'id column without a next_id() DEFAULT';
+        object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
+        detail := r.detail;
+        fix := r.fix;
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION doctor_no_id_default(shardid.id_defaults[]) IS
+'doctor(): id columns of tables of registered shards without a next_id() DEFAULT (none, an identity, a sequence''s or another DEFAULT), with the convert_table() call that gives them the shard''s ids';
 
 -- The statements that would make a shard's table like its template: the
 -- differences table_drift() names, each as the ALTER TABLE, CREATE INDEX or
@@ -3448,7 +4019,13 @@ COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
 'doctor(): the ALTER TABLE, CREATE INDEX and DROP INDEX statements that would make a shard''s table like its template table, NULL if it is';
 
 -- Template drift: a table of a registered shard that differs from its
--- template (table_drift()), with the statements that would align it.  The
+-- template (table_drift()), with the statements that would align it
+-- (drift_fix(), what provisioning says of a table it adopts).  Every table
+-- of a registered shard's schema is compared, whatever its id DEFAULT: its
+-- id column (whose DEFAULT names the shard, and is left out of the
+-- comparison) is the one of its next_id() DEFAULT, else the one most
+-- tables of its name have theirs on, else the one most next_id() DEFAULTs
+-- are on ('id' without any).  The
 -- template is not recorded anywhere: it is taken to be the only table of
 -- the same name outside the shard schemas (schemas registered or holding an
 -- id DEFAULT, system schemas and schema shardid aside) of a role that may
@@ -3472,7 +4049,13 @@ AS $$
 DECLARE
     r record;
     not_templates jsonb;
-    registered jsonb := (SELECT jsonb_object_agg(g.shard::text, g.schema_name) FROM shardid.shard_registry g);
+    registered jsonb := (SELECT jsonb_object_agg(g.schema_name, g.shard) FROM shardid.shard_registry g);
+    id_columns jsonb := (SELECT jsonb_object_agg(d.table_oid::text, d.column_name) FROM unnest(defs) d);
+    id_column_of jsonb := (SELECT jsonb_object_agg(x.table_name, x.column_name)
+                           FROM (SELECT d.table_name, mode() WITHIN GROUP (ORDER BY d.column_name) AS column_name
+                                 FROM unnest(defs) d GROUP BY d.table_name) x);
+    any_id_column name := coalesce((SELECT mode() WITHIN GROUP (ORDER BY d.column_name) FROM unnest(defs) d), 'id');
+    tables oid[];
     names name[];
     template_of jsonb;
     locked oid[];
@@ -3489,7 +4072,12 @@ BEGIN
     -- are no shard's, found through their dependency on the schema (pg_class
     -- has no index on relnamespace, and read by name it would give every
     -- shard's table of that name), in a jsonb object looked up by key
-    names := ARRAY(SELECT DISTINCT d.table_name FROM unnest(defs) d);
+    -- the tables of registered shards (pg_class read once, joined to the
+    -- registry by schema name)
+    tables := ARRAY(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE registered ? n.nspname::text
+                      AND c.relkind IN ('r', 'p') AND NOT c.relispartition);
+    names := ARRAY(SELECT DISTINCT c.relname FROM unnest(tables) t(oid) JOIN pg_class c ON c.oid = t.oid);
     template_of := (SELECT jsonb_object_agg(o.relname, o.template_oid)
                     FROM (SELECT c.relname, min(c.oid) AS template_oid
                           FROM pg_namespace n
@@ -3511,12 +4099,14 @@ BEGIN
         WITH pairs AS MATERIALIZED (
             -- the tables of registered shards, with their id column and
             -- their template
-            SELECT d.table_oid, d.schema_name, d.table_name, d.column_name, d.shard,
-                   (template_of ->> d.table_name::text)::oid AS template_oid
-            FROM unnest(defs) d
-            WHERE d.plain_call AND d.id_type = 'bigint'::regtype AND d.partition_of IS NULL
-              AND (registered ->> d.shard::text) = d.schema_name::text
-              AND template_of ? d.table_name::text
+            SELECT c.oid AS table_oid, n.nspname AS schema_name, c.relname AS table_name,
+                   coalesce(id_columns ->> c.oid::text, id_column_of ->> c.relname::text, any_id_column)::name AS column_name,
+                   (registered ->> n.nspname::text)::integer AS shard,
+                   (template_of ->> c.relname::text)::oid AS template_oid
+            FROM unnest(tables) t(oid)
+            JOIN pg_class c ON c.oid = t.oid
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE template_of ? c.relname::text
         ), rels AS (
             SELECT p.table_oid AS rel, p.column_name FROM pairs p
             UNION ALL
@@ -3563,8 +4153,7 @@ BEGIN
                   FROM differing d WHERE NOT d.is_locked
                   ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
         )
-        SELECT d.*, f.drift,
-               (SELECT c.relowner FROM pg_class c WHERE c.oid = d.table_oid) AS table_owner
+        SELECT d.*, f.drift
         FROM differing d
         LEFT JOIN drifts f ON f.template_oid = d.template_oid AND f.column_name = d.column_name AND f.shape = d.shape
         WHERE d.is_locked OR f.drift IS NOT NULL
@@ -3579,18 +4168,7 @@ BEGIN
             problem := 'table differs from its template';
             detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas of a role that may register shards (or whose objects you trust), taken as its template: %s.',
                              r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
-            IF has_table_privilege(r.table_owner, 'shardid.shard_registry'::regclass, 'INSERT')
-               OR shardid.owner_trusted(r.table_owner) THEN
-                fix := format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
-                              shardid.doctor_align_statements(r.template_oid, r.table_oid, r.column_name));
-            ELSE
-                -- no statements: run by another role, they would run what
-                -- the owner chose (its casts of a column type, its index
-                -- expressions), and SET ROLE is no barrier to that code
-                fix := format('Table %I.%I belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
-                              r.schema_name, r.table_name, pg_get_userbyid(r.table_owner),
-                              r.template_oid::regclass::text, format('%I.%I', r.schema_name, r.table_name), r.column_name);
-            END IF;
+            fix := shardid.drift_fix(r.template_oid, r.table_oid, r.column_name);
         END IF;
         RETURN NEXT;
     END LOOP;
@@ -3739,6 +4317,7 @@ BEGIN
     RETURN QUERY SELECT * FROM shardid.doctor_missing_schemas();
     RETURN QUERY SELECT * FROM shardid.doctor_claimed_shards(defs);
     RETURN QUERY SELECT * FROM shardid.doctor_schema_shards(defs);
+    RETURN QUERY SELECT * FROM shardid.doctor_no_id_default(defs);
     RETURN QUERY SELECT * FROM shardid.doctor_drift(defs);
     IF scan_rows THEN
         RETURN QUERY SELECT * FROM shardid.doctor_rows(defs);

@@ -38,10 +38,14 @@ SQL
 wait_until "the report's locks" grep -q "report reading" "$SHARDID_TMP/report.out"
 
 # a generous lock_timeout: the refusal needs no lock at all
-for tab in cvl.parted cvl.parent cvl.seq cvl.parted_1_v cvl.mat; do
+# (the refusal names the kind of relation)
+for kind_tab in "partitioned table cvl.parted" "table cvl.parent" "sequence cvl.seq" "index cvl.parted_1_v" \
+	"materialized view cvl.mat"; do
+	tab=${kind_tab##* }
 	out=$(q -c "SET lock_timeout = '60s'" -c "SELECT legacy_below FROM shardid.convert_table('$tab', 5)" 2>&1)
 	echo "$tab: $out"
-	expect "$(echo "$out" | grep '^ERROR')" = "ERROR:  table $tab cannot be converted" "refusal of $tab"
+	expect "$(echo "$out" | grep '^ERROR')" = "ERROR:  $kind_tab cannot be converted" "refusal of $tab"
+	echo "$out" | grep -q '^HINT:  ' || fail "the refusal of $tab has no HINT"
 done
 expect "$(q -c "SELECT count(*) FROM pg_locks l WHERE l.relation = 'cvl.parted_1'::regclass AND l.mode = 'AccessExclusiveLock'")" = 0 \
 	"ACCESS EXCLUSIVE locks on the partition left"

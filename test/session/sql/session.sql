@@ -51,4 +51,18 @@ SELECT shardid.id_shard(id) FROM dflt_8181.a;
 SELECT shardid.unregister_shard(s) FROM generate_series(8180, 8182) s;
 SET client_min_messages = warning;
 DROP SCHEMA dflt_tpl, dflt_8180, dflt_8181, dflt_8182 CASCADE;
+
+-- use_sequence => false here: the tables are made as asked, with a
+-- WARNING that every INSERT fails until shardid is preloaded (1.3 said
+-- nothing)
+\set SHOW_CONTEXT never
+CREATE SCHEMA sf_tpl;
+CREATE TABLE sf_tpl.a (id bigint PRIMARY KEY);
+CALL shardid.add_shards('sf_tpl', '{8183}', prefix => 'sf_', use_sequence => false);
+CALL shardid.add_shards('sf_tpl', '{8184}', prefix => 'sf_', use_sequence => false, in_batches => false);
+SELECT count(*) FROM shardid.create_shards('sf_tpl', ARRAY[8185], prefix => 'sf_', use_sequence => false);
+SELECT problem, object FROM shardid.doctor(scan_rows => false) WHERE problem LIKE 'sequence-free%';
+SELECT shardid.unregister_shard(s) FROM generate_series(8183, 8185) s;
+DROP SCHEMA sf_tpl, sf_8183, sf_8184, sf_8185 CASCADE;
+\set SHOW_CONTEXT errors
 RESET client_min_messages;
