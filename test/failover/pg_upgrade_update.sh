@@ -28,7 +28,7 @@
 new_config=${SHARDID_PG_CONFIG_NEW:-$PG_CONFIG}
 new_bin=$("$new_config" --bindir)
 new_major=$("$new_config" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
-a=$((SHARDID_PORT_BASE + 61))
+a=$((SHARDID_PORT_BASE + 161))
 b=$((a + 1))
 app_server a $a "shardid.max_lead_ms = 60000" || exit 1
 q -c "CREATE DATABASE app1" -c "CREATE DATABASE app2" >/dev/null || fail "databases on a"

@@ -26,7 +26,7 @@
 # registry before that COPY commits, sees no row, and raises nothing.
 . "$(dirname "$0")/common.bash"
 
-port_a=$((SHARDID_PORT_BASE + 91))
+port_a=$((SHARDID_PORT_BASE + 141))
 app_server -c +40s a "$port_a" || { fail "server a did not start"; finish; }
 q_at "$port_a" <<'SQL' >/dev/null || fail "filling server a failed"
 CREATE EXTENSION shardid;

@@ -33,7 +33,7 @@
 # triggers were enabled again before the registry had rows).
 . "$(dirname "$0")/common.bash"
 
-port_a=$((SHARDID_PORT_BASE + 81))
+port_a=$((SHARDID_PORT_BASE + 151))
 app_server -c +40s a "$port_a" || { fail "server a did not start"; finish; }
 q_at "$port_a" <<'SQL' >/dev/null || fail "filling server a failed"
 CREATE EXTENSION shardid;
