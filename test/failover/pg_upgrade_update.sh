@@ -5,9 +5,10 @@
 #
 # Server a (PG_CONFIG; its library is this build, its catalogs say 1.3, as
 # after installing the new package and before ALTER EXTENSION ... UPDATE)
-# has databases app1 (shard 5) and app2 (shard 6), each with one table of
-# 2,000 ids 40 s ahead of the real clock and its floor raised on them
-# (raise_floor()).  Before the upgrade, an id in a 1.3 database:
+# has databases app1 (shard 5) and app2 (shard 6) with shardid 1.3, and
+# app3 (shard 7) with 1.4, each with one table of 2,000 ids 40 s ahead of
+# the real clock and its floor raised on them (raise_floor()).  Before the
+# upgrade, an id in a 1.3 database:
 #   - is made, or refused naming the step that exists there (ALTER EXTENSION
 #     shardid UPDATE): on 108764a it is refused naming
 #     shardid.apply_floors(), which a 1.3 database does not have, so every
@@ -19,6 +20,9 @@
 # shardid UPDATE in both databases, PostgreSQL 16+; by hand before), then:
 #   - app1's first id is refused, naming shardid.apply_floors(), which the
 #     operator runs there;
+#   - app3 (shard 7, whose catalogs said 1.4 before the upgrade) is
+#     refused naming the step until it ran there, then its 2,000 new ids
+#     sort after its carried floor (holds on 108764a);
 #   - app2's 2,000 new ids sort after its carried floor, or are refused
 #     naming the step.  On 108764a all 2,000 sorted below, silently: the
 #     update to 1.4 creates the origin shardid_floors_<database oid>, which
@@ -31,11 +35,11 @@ new_major=$("$new_config" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
 a=$((SHARDID_PORT_BASE + 161))
 b=$((a + 1))
 app_server a $a "shardid.max_lead_ms = 60000" || exit 1
-q -c "CREATE DATABASE app1" -c "CREATE DATABASE app2" >/dev/null || fail "databases on a"
-for d in "app1 5" "app2 6"; do
-	read -r db shard <<<"$d"
+q -c "CREATE DATABASE app1" -c "CREATE DATABASE app2" -c "CREATE DATABASE app3" >/dev/null || fail "databases on a"
+for d in "app1 5 1.3" "app2 6 1.3" "app3 7 1.4"; do
+	read -r db shard version <<<"$d"
 	PGDATABASE=$db q <<SQL >/dev/null || fail "setup of $db on a"
-CREATE EXTENSION shardid VERSION '1.3';
+CREATE EXTENSION shardid VERSION '$version';
 CREATE SCHEMA s$shard;
 CREATE TABLE s$shard.t (id bigint PRIMARY KEY DEFAULT shardid.next_id($shard), v int);
 SELECT shardid.register_shard($shard, 's$shard');
@@ -71,6 +75,7 @@ if [ -f "$SHARDID_TMP/update_extensions.sql" ]; then
 	q -f "$SHARDID_TMP/update_extensions.sql" >/dev/null || fail "update_extensions.sql"
 else
 	for db in app1 app2; do PGDATABASE=$db q -c "ALTER EXTENSION shardid UPDATE" || fail "update $db"; done
+	PGDATABASE=app3 q -c "ALTER EXTENSION shardid UPDATE" >/dev/null 2>&1
 fi
 echo "b: shardid $(PGDATABASE=app1 q -c "SELECT extversion FROM pg_extension WHERE extname = 'shardid'") in both databases; origins: $(q -c "SELECT string_agg(roname, ' ' ORDER BY roname) FROM pg_replication_origin")"
 
@@ -87,5 +92,14 @@ case "$out" in
 *) echo "app2: new ids at or below its carried floor: $out of 2000"
 	fail "app2: new ids at or below its carried floor after pg_upgrade and the update, no refusal: $out" ;;
 esac
+# app3 had 1.4 before the upgrade: refused until its own step, then after
+out=$(PGDATABASE=app3 q -c "INSERT INTO s7.t (v) VALUES (0)" 2>&1)
+echo "app3 (1.4 before the upgrade), its first id: $(echo "$out" | grep -m1 ERROR)"
+case "$out" in *"are not applied on this server"*"shardid.apply_floors()"*) ;;
+*) fail "app3's first id after pg_upgrade does not name the step: $out" ;; esac
+expect "$(PGDATABASE=app3 q -c "SELECT shardid.apply_floors()")" = 1 "app3: the step"
+expect "$(PGDATABASE=app3 q -c "CREATE TEMP TABLE new AS WITH i AS (INSERT INTO s7.t (v) SELECT 0 FROM generate_series(1, 2000) RETURNING id) SELECT id FROM i" \
+	-c "SELECT count(*) FILTER (WHERE id <= (SELECT floor_id FROM shardid.shard_registry WHERE shard = 7)) FROM new")" = 0 \
+	"app3: new ids at or below its carried floor after the step"
 as_pg "$new_bin/pg_ctl" -D "$SHARDID_TMP/b" -m fast -w stop >/dev/null
 finish
