@@ -365,12 +365,15 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 }
 
 /*
- * Whether an ALTER TABLE can bring rows into the table or make its ids
- * readable: a key or index added (a restore's post-data section), a column
- * retyped, a partition attached or a parent inherited, triggers enabled
- * again (pg_restore --data-only --disable-triggers ends with that).
+ * The table whose rows an ALTER TABLE can bring in or make readable, or
+ * NULL: the table of the command where a key or index is added (a
+ * restore's post-data section; a CHECK or foreign key makes none), a
+ * column retyped, a parent inherited, triggers enabled again
+ * (pg_restore --data-only --disable-triggers ends with that); the
+ * partition attached, not its new parent, whose other partitions hold
+ * nothing new (reading them would scan their indexes under the lock).
  */
-static bool
+static RangeVar *
 alter_brings_ids(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
@@ -382,22 +385,29 @@ alter_brings_ids(AlterTableStmt *stmt)
 		switch (cmd->subtype)
 		{
 			case AT_AddConstraint:
+				if (cmd->def != NULL && IsA(cmd->def, Constraint) &&
+					((Constraint *) cmd->def)->contype != CONSTR_PRIMARY &&
+					((Constraint *) cmd->def)->contype != CONSTR_UNIQUE &&
+					((Constraint *) cmd->def)->contype != CONSTR_EXCLUSION)
+					break;
+				return stmt->relation;
+			case AT_AttachPartition:
+				return ((PartitionCmd *) cmd->def)->name;
 			case AT_AddIndex:
 			case AT_AddIndexConstraint:
 			case AT_AlterColumnType:
-			case AT_AttachPartition:
 			case AT_AddInherit:
 			case AT_EnableTrig:
 			case AT_EnableAlwaysTrig:
 			case AT_EnableReplicaTrig:
 			case AT_EnableTrigAll:
 			case AT_EnableTrigUser:
-				return true;
+				return stmt->relation;
 			default:
 				break;
 		}
 	}
-	return false;
+	return NULL;
 }
 
 /* relid and the namespaces of every table it inherits from, however deep */
@@ -647,9 +657,8 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	}
 	if (IsA(trigdata->parsetree, IndexStmt))
 		rv = ((IndexStmt *) trigdata->parsetree)->relation;
-	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
-			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
-		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
+	else if (IsA(trigdata->parsetree, AlterTableStmt))
+		rv = alter_brings_ids((AlterTableStmt *) trigdata->parsetree);
 	if (rv == NULL)
 		PG_RETURN_VOID();
 	/* the command holds its lock on the table */
