@@ -53,6 +53,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -602,9 +603,9 @@ PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
  * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
  * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
  * of a table (or brought rows in: a partition attached, triggers enabled
- * again) whose schema, or the schema of a table it inherits from, holds a
- * registered shard, it reads that table's newest ids of the shard and
- * raises the shard's floor to them.
+ * again, the table moved by SET SCHEMA) whose schema, or the schema of a
+ * table it inherits from, holds a registered shard, it reads that table's
+ * newest ids of the shard and raises the shard's floor to them.
  *
  * That is the moment a restore gives: pg_dump writes the rows before the
  * indexes, so a whole-database restore (the registry's rows restored before
@@ -659,6 +660,15 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 		rv = ((IndexStmt *) trigdata->parsetree)->relation;
 	else if (IsA(trigdata->parsetree, AlterTableStmt))
 		rv = alter_brings_ids((AlterTableStmt *) trigdata->parsetree);
+	else if (IsA(trigdata->parsetree, AlterObjectSchemaStmt))
+	{
+		/* ALTER TABLE ... SET SCHEMA: the table, now in its new schema */
+		AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) trigdata->parsetree;
+
+		if ((stmt->objectType == OBJECT_TABLE ||
+			 stmt->objectType == OBJECT_MATVIEW) && stmt->relation != NULL)
+			rv = makeRangeVar(stmt->newschema, stmt->relation->relname, -1);
+	}
 	if (rv == NULL)
 		PG_RETURN_VOID();
 	/* the command holds its lock on the table */
