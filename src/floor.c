@@ -411,6 +411,29 @@ alter_brings_ids(AlterTableStmt *stmt)
 	return NULL;
 }
 
+/* whether an ALTER TABLE enables triggers */
+static bool
+enables_triggers(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		switch (lfirst_node(AlterTableCmd, lc)->subtype)
+		{
+			case AT_EnableTrig:
+			case AT_EnableAlwaysTrig:
+			case AT_EnableReplicaTrig:
+			case AT_EnableTrigAll:
+			case AT_EnableTrigUser:
+				return true;
+			default:
+				break;
+		}
+	}
+	return false;
+}
+
 /* relid and the namespaces of every table it inherits from, however deep */
 static pg_noinline List *
 namespaces_up(Oid relid)
@@ -513,6 +536,49 @@ raise_for_table(Oid relid)
 	PG_FINALLY();
 	{
 		floor_read_by_ddl = false;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Raise the floor of the shard registered to schema nspname (NULL: of every
+ * registered shard) to what its schema's tables hold (the registry's own
+ * trigger reads them), as the bootstrap superuser in a security-restricted
+ * operation.  For a schema renamed to a registered name (a schema filled
+ * elsewhere swapped in), and when the registry's triggers are enabled
+ * again: pg_restore --data-only --disable-triggers restores the registry's
+ * rows with them disabled (the carried floors were never applied, and the
+ * tables restored before the registry, whose triggers were enabled again
+ * before it had rows, never read).
+ */
+static void
+raise_registered(const char *nspname)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1];
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		args[0] = CStringGetTextDatum(nspname != NULL ? nspname : "");
+		if (SPI_execute_with_args("UPDATE shardid.shard_registry r SET floor_id = r.floor_id "
+								  "WHERE $1 OPERATOR(pg_catalog.=) '' "
+								  "OR r.schema_name::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "raising the floors of the registered shards failed");
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
@@ -623,6 +689,10 @@ PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
  * At the end of a DROP SUBSCRIPTION or ALTER SUBSCRIPTION it reads the
  * tables the subscription wrote (remembered at its start): a migration by
  * logical replication raises the floors when its subscription is dropped.
+ * When the registry's own triggers are enabled again (a data-only restore
+ * with --disable-triggers restored its rows without them), it raises
+ * every registered shard's floor; when a schema is renamed to the name of a
+ * registered shard's schema, that shard's.
  */
 Datum
 shardid_floor_after_ddl(PG_FUNCTION_ARGS)
@@ -660,6 +730,15 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 		rv = ((IndexStmt *) trigdata->parsetree)->relation;
 	else if (IsA(trigdata->parsetree, AlterTableStmt))
 		rv = alter_brings_ids((AlterTableStmt *) trigdata->parsetree);
+	else if (IsA(trigdata->parsetree, RenameStmt))
+	{
+		RenameStmt *stmt = (RenameStmt *) trigdata->parsetree;
+
+		if (stmt->renameType == OBJECT_SCHEMA &&
+			OidIsValid(shardid_registry_relid()))
+			raise_registered(stmt->newname);
+		PG_RETURN_VOID();
+	}
 	else if (IsA(trigdata->parsetree, AlterObjectSchemaStmt))
 	{
 		/* ALTER TABLE ... SET SCHEMA: the table, now in its new schema */
@@ -682,6 +761,14 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	if (!OidIsValid(shardid_registry_relid()))
 		PG_RETURN_VOID();
 
+	if (relid == shardid_registry_relid())
+	{
+		/* its triggers enabled again (no key of the registry is a shard's) */
+		if (IsA(trigdata->parsetree, AlterTableStmt) &&
+			enables_triggers((AlterTableStmt *) trigdata->parsetree))
+			raise_registered(NULL);
+		PG_RETURN_VOID();
+	}
 	raise_for_table(relid);
 	PG_RETURN_VOID();
 }
