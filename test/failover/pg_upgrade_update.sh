@@ -13,20 +13,22 @@
 #     shardid UPDATE): on 108764a it is refused naming
 #     shardid.apply_floors(), which a 1.3 database does not have, so every
 #     server that installs the 1.4 package stops making ids until the
-#     update;
+#     update (the hint now names the update there; the refusal stays);
 # pg_upgrade (into SHARDID_PG_CONFIG_NEW's PostgreSQL if set, e.g. 17 to
 # 18; else the same one) carries the tables and floors, not the origins.
 # b runs the update_extensions.sql pg_upgrade wrote (ALTER EXTENSION
 # shardid UPDATE in both databases, PostgreSQL 16+; by hand before), then:
-#   - app1's first id is refused, naming shardid.apply_floors(), which the
-#     operator runs there;
+#   - app1's 2,000 new ids sort after its carried floor, or its first id is
+#     refused, naming shardid.apply_floors(), which the operator runs there
+#     (108764a: refused, the high-water origin missing);
 #   - app3 (shard 7, whose catalogs said 1.4 before the upgrade) is
 #     refused naming the step until it ran there, then its 2,000 new ids
 #     sort after its carried floor (holds on 108764a);
 #   - app2's 2,000 new ids sort after its carried floor, or are refused
 #     naming the step.  On 108764a all 2,000 sorted below, silently: the
 #     update to 1.4 creates the origin shardid_floors_<database oid>, which
-#     says "floors applied", without applying them.
+#     says "floors applied", without applying them.  Since the update
+#     applies the floors (shardid.apply_floors()), both pass.
 . "$(dirname "$0")/common.bash"
 
 new_config=${SHARDID_PG_CONFIG_NEW:-$PG_CONFIG}
@@ -79,13 +81,22 @@ else
 fi
 echo "b: shardid $(PGDATABASE=app1 q -c "SELECT extversion FROM pg_extension WHERE extname = 'shardid'") in both databases; origins: $(q -c "SELECT string_agg(roname, ' ' ORDER BY roname) FROM pg_replication_origin")"
 
-out=$(PGDATABASE=app1 q -c "INSERT INTO s5.t (v) VALUES (0)" 2>&1)
-echo "app1, its first id: $(echo "$out" | grep -m1 ERROR)"
-case "$out" in *"shardid.apply_floors()"*) ;; *) fail "app1's first id after pg_upgrade does not name the step: $out" ;; esac
-expect "$(PGDATABASE=app1 q -c "SELECT shardid.apply_floors()")" = 1 "app1: the step"
-
-out=$(PGDATABASE=app2 q -c "CREATE TEMP TABLE new AS WITH i AS (INSERT INTO s6.t (v) SELECT 0 FROM generate_series(1, 2000) RETURNING id) SELECT id FROM i" \
-	-c "SELECT count(*) FILTER (WHERE id <= (SELECT floor_id FROM shardid.shard_registry WHERE shard = 6)) FROM new" 2>&1)
+# new_ids DB SHARD: 2,000 new ids of SHARD in DB; how many sort at or
+# below its carried floor (or the error)
+new_ids() {
+	PGDATABASE=$1 q -c "CREATE TEMP TABLE new AS WITH i AS (INSERT INTO s$2.t (v) SELECT 0 FROM generate_series(1, 2000) RETURNING id) SELECT id FROM i" \
+		-c "SELECT count(*) FILTER (WHERE id <= (SELECT floor_id FROM shardid.shard_registry WHERE shard = $2)) FROM new" 2>&1
+}
+out=$(new_ids app1 5)
+case "$out" in
+0) echo "app1: 2,000 new ids, none at or below its carried floor" ;;
+*"shardid.apply_floors()"*)
+	echo "app1, its first id: $(echo "$out" | grep -m1 ERROR)"
+	expect "$(PGDATABASE=app1 q -c "SELECT shardid.apply_floors()")" = 1 "app1: the step"
+	expect "$(new_ids app1 5)" = 0 "app1: new ids at or below its carried floor after the step" ;;
+*) fail "app1's ids after pg_upgrade and the update: neither after its floor nor refused naming the step: $out" ;;
+esac
+out=$(new_ids app2 6)
 case "$out" in
 0) echo "app2: 2,000 new ids, none at or below its carried floor" ;;
 *ERROR:*shardid.*) echo "app2: refused: $(echo "$out" | grep -m1 ERROR)" ;;
