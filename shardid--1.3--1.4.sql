@@ -180,13 +180,13 @@ COMMENT ON FUNCTION shardid.floor_after_ddl() IS
 REVOKE ALL ON FUNCTION shardid.floor_after_ddl() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_floor ON ddl_command_end
-    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
+    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'ALTER SCHEMA', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
     EXECUTE FUNCTION shardid.floor_after_ddl();
 
 ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
 
 COMMENT ON EVENT TRIGGER shardid_floor IS
-'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached, triggers enabled again or a subscription that wrote its tables dropped or altered: a restore needs no step';
+'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached, a table moved or a schema renamed into it, triggers enabled again or a subscription that wrote its tables dropped or altered: a restore needs no step';
 
 -- A subscription that wrote a registered shard's tables (a migration by
 -- logical replication) raises their floors when it is dropped or altered:
@@ -413,18 +413,6 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION doctor_unindexed(shardid.id_defaults[]) IS
 'doctor(): id columns that the floor step cannot read (their type, their indexes), with the statement that fixes each';
 
--- 1.4: the origin shardid_floors_<database oid> says that this server has
--- applied the floors of this database's shards (src/mark.c): made here by
--- CREATE EXTENSION (and the update to 1.4), missing after pg_upgrade (which
--- carries the database but no origin) and in a copy made by CREATE
--- DATABASE ... TEMPLATE, where strict mode refuses ids until a superuser
--- runs shardid.apply_floors().
-SELECT pg_catalog.pg_replication_origin_create('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text)
-FROM pg_catalog.pg_database d
-WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-  AND NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r
-                  WHERE r.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
-
 -- The step where a database arrives on a server without CREATE EXTENSION
 -- (pg_upgrade, CREATE DATABASE ... TEMPLATE), which next_id() names: the
 -- origins this server needs, then the floor of every registered shard
@@ -453,6 +441,16 @@ COMMENT ON FUNCTION shardid.apply_floors() IS
 'superusers, after pg_upgrade or CREATE DATABASE ... TEMPLATE: create the replication origins shardid needs and raise the floor of every registered shard of this database, so that new ids sort after every stored one; returns the number of shards';
 
 REVOKE EXECUTE ON FUNCTION shardid.apply_floors() FROM PUBLIC;
+
+-- 1.4: the origin shardid_floors_<database oid> says that this server has
+-- applied the floors of this database's shards (src/mark.c): made by CREATE
+-- EXTENSION, missing after pg_upgrade (which carries the database but no
+-- origin) and in a copy made by CREATE DATABASE ... TEMPLATE, where strict
+-- mode refuses ids until a superuser runs shardid.apply_floors().  This
+-- update may run after pg_upgrade (pg_upgrade's update_extensions.sql runs
+-- it), where no floor is applied: it makes the origin by applying them,
+-- as the step does (each shard's tables read once).
+SELECT shardid.apply_floors();
 
 CREATE OR REPLACE FUNCTION doctor_mark()
 RETURNS TABLE (problem text, object text, detail text, fix text)

@@ -366,12 +366,15 @@ shardid_stored_ids(PG_FUNCTION_ARGS)
 }
 
 /*
- * Whether an ALTER TABLE can bring rows into the table or make its ids
- * readable: a key or index added (a restore's post-data section), a column
- * retyped, a partition attached or a parent inherited, triggers enabled
- * again (pg_restore --data-only --disable-triggers ends with that).
+ * The table whose rows an ALTER TABLE can bring in or make readable, or
+ * NULL: the table of the command where a key or index is added (a
+ * restore's post-data section; a CHECK or foreign key makes none), a
+ * column retyped, a parent inherited, triggers enabled again
+ * (pg_restore --data-only --disable-triggers ends with that); the
+ * partition attached, not its new parent, whose other partitions hold
+ * nothing new (reading them would scan their indexes under the lock).
  */
-static bool
+static RangeVar *
 alter_brings_ids(AlterTableStmt *stmt)
 {
 	ListCell   *lc;
@@ -383,11 +386,41 @@ alter_brings_ids(AlterTableStmt *stmt)
 		switch (cmd->subtype)
 		{
 			case AT_AddConstraint:
+				if (cmd->def != NULL && IsA(cmd->def, Constraint) &&
+					((Constraint *) cmd->def)->contype != CONSTR_PRIMARY &&
+					((Constraint *) cmd->def)->contype != CONSTR_UNIQUE &&
+					((Constraint *) cmd->def)->contype != CONSTR_EXCLUSION)
+					break;
+				return stmt->relation;
+			case AT_AttachPartition:
+				return ((PartitionCmd *) cmd->def)->name;
 			case AT_AddIndex:
 			case AT_AddIndexConstraint:
 			case AT_AlterColumnType:
-			case AT_AttachPartition:
 			case AT_AddInherit:
+			case AT_EnableTrig:
+			case AT_EnableAlwaysTrig:
+			case AT_EnableReplicaTrig:
+			case AT_EnableTrigAll:
+			case AT_EnableTrigUser:
+				return stmt->relation;
+			default:
+				break;
+		}
+	}
+	return NULL;
+}
+
+/* whether an ALTER TABLE enables triggers */
+static bool
+enables_triggers(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		switch (lfirst_node(AlterTableCmd, lc)->subtype)
+		{
 			case AT_EnableTrig:
 			case AT_EnableAlwaysTrig:
 			case AT_EnableReplicaTrig:
@@ -509,6 +542,49 @@ raise_for_table(Oid relid)
 }
 
 /*
+ * Raise the floor of the shard registered to schema nspname (NULL: of every
+ * registered shard) to what its schema's tables hold (the registry's own
+ * trigger reads them), as the bootstrap superuser in a security-restricted
+ * operation.  For a schema renamed to a registered name (a schema filled
+ * elsewhere swapped in), and when the registry's triggers are enabled
+ * again: pg_restore --data-only --disable-triggers restores the registry's
+ * rows with them disabled (the carried floors were never applied, and the
+ * tables restored before the registry, whose triggers were enabled again
+ * before it had rows, never read).
+ */
+static void
+raise_registered(const char *nspname)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		args[1];
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		args[0] = CStringGetTextDatum(nspname != NULL ? nspname : "");
+		if (SPI_execute_with_args("UPDATE shardid.shard_registry r SET floor_id = r.floor_id "
+								  "WHERE $1 OPERATOR(pg_catalog.=) '' "
+								  "OR r.schema_name::pg_catalog.text OPERATOR(pg_catalog.=) $1",
+								  1, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "raising the floors of the registered shards failed");
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+}
+
+/*
  * The tables a subscription writes, read when a DROP or ALTER SUBSCRIPTION
  * starts (shardid_floor_before_ddl()) and raised when it ends: a
  * subscription that copied or applied rows into a registered shard's
@@ -593,9 +669,9 @@ PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
  * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
  * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
  * of a table (or brought rows in: a partition attached, triggers enabled
- * again, the table moved by ALTER TABLE ... SET SCHEMA) whose schema, or the schema of a table it inherits from, holds a
- * registered shard, it reads that table's newest ids of the shard and
- * raises the shard's floor to them.
+ * again, the table moved by SET SCHEMA) whose schema, or the schema of a
+ * table it inherits from, holds a registered shard, it reads that table's
+ * newest ids of the shard and raises the shard's floor to them.
  *
  * That is the moment a restore gives: pg_dump writes the rows before the
  * indexes, so a whole-database restore (the registry's rows restored before
@@ -613,6 +689,10 @@ PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
  * At the end of a DROP SUBSCRIPTION or ALTER SUBSCRIPTION it reads the
  * tables the subscription wrote (remembered at its start): a migration by
  * logical replication raises the floors when its subscription is dropped.
+ * When the registry's own triggers are enabled again (a data-only restore
+ * with --disable-triggers restored its rows without them), it raises
+ * every registered shard's floor; when a schema is renamed to the name of a
+ * registered shard's schema, that shard's.
  */
 Datum
 shardid_floor_after_ddl(PG_FUNCTION_ARGS)
@@ -648,16 +728,25 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	}
 	if (IsA(trigdata->parsetree, IndexStmt))
 		rv = ((IndexStmt *) trigdata->parsetree)->relation;
-	else if (IsA(trigdata->parsetree, AlterTableStmt) &&
-			 alter_brings_ids((AlterTableStmt *) trigdata->parsetree))
-		rv = ((AlterTableStmt *) trigdata->parsetree)->relation;
-	else if (IsA(trigdata->parsetree, AlterObjectSchemaStmt) &&
-			 ((AlterObjectSchemaStmt *) trigdata->parsetree)->objectType == OBJECT_TABLE)
+	else if (IsA(trigdata->parsetree, AlterTableStmt))
+		rv = alter_brings_ids((AlterTableStmt *) trigdata->parsetree);
+	else if (IsA(trigdata->parsetree, RenameStmt))
 	{
-		/* a table moved into a shard's schema brings its rows */
+		RenameStmt *stmt = (RenameStmt *) trigdata->parsetree;
+
+		if (stmt->renameType == OBJECT_SCHEMA &&
+			OidIsValid(shardid_registry_relid()))
+			raise_registered(stmt->newname);
+		PG_RETURN_VOID();
+	}
+	else if (IsA(trigdata->parsetree, AlterObjectSchemaStmt))
+	{
+		/* ALTER TABLE ... SET SCHEMA: the table, now in its new schema */
 		AlterObjectSchemaStmt *stmt = (AlterObjectSchemaStmt *) trigdata->parsetree;
 
-		rv = makeRangeVar(stmt->newschema, stmt->relation->relname, -1);
+		if ((stmt->objectType == OBJECT_TABLE ||
+			 stmt->objectType == OBJECT_MATVIEW) && stmt->relation != NULL)
+			rv = makeRangeVar(stmt->newschema, stmt->relation->relname, -1);
 	}
 	if (rv == NULL)
 		PG_RETURN_VOID();
@@ -672,6 +761,14 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	if (!OidIsValid(shardid_registry_relid()))
 		PG_RETURN_VOID();
 
+	if (relid == shardid_registry_relid())
+	{
+		/* its triggers enabled again (no key of the registry is a shard's) */
+		if (IsA(trigdata->parsetree, AlterTableStmt) &&
+			enables_triggers((AlterTableStmt *) trigdata->parsetree))
+			raise_registered(NULL);
+		PG_RETURN_VOID();
+	}
 	raise_for_table(relid);
 	PG_RETURN_VOID();
 }

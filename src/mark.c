@@ -37,6 +37,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlogdefs.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_replication_origin.h"
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
@@ -44,7 +45,9 @@
 #include "replication/syncrep.h"
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "clock.h"
@@ -123,6 +126,26 @@ shardid_refuse_in_recovery(void)
 				 errhint("Make ids on the primary. The decoders and range helpers work here.")));
 }
 
+/*
+ * The step that applies this database's floors: shardid.apply_floors(), or
+ * in a database whose shardid is older than 1.4 (the library installed,
+ * ALTER EXTENSION ... UPDATE not run yet, or run after pg_upgrade in
+ * another database only) the update, which applies them too.  For the
+ * hints of the errors that refuse ids until then.
+ */
+static const char *
+floors_step(void)
+{
+	Oid			nsp = get_namespace_oid("shardid", true);
+
+	if (OidIsValid(nsp) &&
+		SearchSysCacheExists3(PROCNAMEARGSNSP, CStringGetDatum("apply_floors"),
+							  PointerGetDatum(buildoidvector(NULL, 0)),
+							  ObjectIdGetDatum(nsp)))
+		return "SELECT shardid.apply_floors();";
+	return "ALTER EXTENSION shardid UPDATE;";
+}
+
 /* the id of a replication origin of shardid's, InvalidRepOriginId if missing */
 static RepOriginId
 find_origin(const char *name, bool missing_ok)
@@ -147,8 +170,8 @@ find_origin(const char *name, bool missing_ok)
 				 errmsg("replication origin \"%s\" does not exist", name),
 				 errdetail("shardid keeps its durable high-water mark and the epoch of its ids in the replication origins \"%s\" and \"%s\".",
 						   HIGH_WATER_ORIGIN, EPOCH_ORIGIN),
-				 errhint("As a superuser, run SELECT shardid.apply_floors(); in every database that uses shardid (after pg_upgrade, which does not carry origins): it creates the origin \"%s\" and raises the floor of every registered shard.",
-						 name)));
+				 errhint("As a superuser, run %s in every database that uses shardid (after pg_upgrade, which does not carry origins): it creates the origin \"%s\" and raises the floor of every registered shard.",
+						 floors_step(), name)));
 	return node;
 }
 
@@ -428,7 +451,7 @@ shardid_check_database_floors(void)
 						get_database_name(MyDatabaseId)),
 				 errdetail("The replication origin \"%s\" is missing: the database came here without CREATE EXTENSION (pg_upgrade, CREATE DATABASE ... TEMPLATE), so new ids could sort before its stored ones.",
 						   name),
-				 errhint("As a superuser, run SELECT shardid.apply_floors(); in this database.")));
+				 errhint("As a superuser, run %s in this database.", floors_step())));
 }
 
 /* whether shardid's two origins exist, for shardid.mark_status() */

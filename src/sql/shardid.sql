@@ -734,13 +734,13 @@ COMMENT ON FUNCTION shardid.floor_after_ddl() IS
 REVOKE ALL ON FUNCTION shardid.floor_after_ddl() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_floor ON ddl_command_end
-    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
+    WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'ALTER SCHEMA', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
     EXECUTE FUNCTION shardid.floor_after_ddl();
 
 ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
 
 COMMENT ON EVENT TRIGGER shardid_floor IS
-'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached, triggers enabled again or a subscription that wrote its tables dropped or altered: a restore needs no step';
+'raises the floor of a registered shard when a key or index of one of its tables is made, a partition attached, a table moved or a schema renamed into it, triggers enabled again or a subscription that wrote its tables dropped or altered: a restore needs no step';
 
 -- A subscription that wrote a registered shard's tables (a migration by
 -- logical replication) raises their floors when it is dropped or altered:

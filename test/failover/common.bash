@@ -9,8 +9,10 @@ chmod 777 "$SHARDID_TMP"
 need_faketime
 
 # Strict mode: preloaded before PostgreSQL 17, the shared memory registry
-# (no preloading) from 17 on, so that both ways are tested.
-if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
+# (no preloading) from 17 on, so that both ways are tested;
+# SHARDID_PRELOAD=1 preloads it on 17+ too.
+if [ -z "${SHARDID_PRELOAD:-}" ] &&
+	[ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 17 ]; then
 	strict_conf="# strict mode through the shared memory registry"
 else
 	strict_conf="shared_preload_libraries = 'shardid'"
