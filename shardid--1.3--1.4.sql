@@ -424,6 +424,13 @@ AS $$
 DECLARE
     n integer;
 BEGIN
+    -- the origins of databases that no longer exist (DROP DATABASE leaves
+    -- them; origin ids are 16 bits, shared with subscriptions)
+    PERFORM pg_catalog.pg_replication_origin_drop(o.roname)
+    FROM pg_catalog.pg_replication_origin o
+    WHERE o.roname OPERATOR(pg_catalog.~~) 'shardid\_floors\_%'
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_database d
+                      WHERE o.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
     PERFORM pg_catalog.pg_replication_origin_create(o.name)
     FROM (VALUES ('shardid_high_water'), ('shardid_epoch'),
                  ('shardid_floors_' OPERATOR(pg_catalog.||)

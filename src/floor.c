@@ -59,6 +59,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
 #include "clock.h"
@@ -469,6 +470,83 @@ namespaces_up(Oid relid)
 }
 
 /*
+ * The shard registered to schema nspname, or -1, read under a dirty
+ * snapshot through the registry's index on schema_name: a row that another
+ * session is still inserting counts (pg_restore -j loads the registry's
+ * rows in one job while another builds a shard table's index).
+ */
+static int32
+registered_shard_dirty(const char *nspname)
+{
+	Relation	rel = table_open(shardid_registry_relid(), AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			schema_att = registry_attnum(desc, "schema_name", NAMEOID);
+	int			shard_att = registry_attnum(desc, "shard", INT4OID);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *ic;
+	Oid			indexid = InvalidOid;
+	int32		shard = -1;
+
+	foreach(ic, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
+
+		if (index->rd_index->indnatts == 1 &&
+			index->rd_index->indkey.values[0] == schema_att)
+			indexid = RelationGetRelid(index);
+		index_close(index, AccessShareLock);
+	}
+	list_free(indexes);
+	if (OidIsValid(indexid))
+	{
+		SnapshotData dirty;
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		InitDirtySnapshot(dirty);
+		ScanKeyInit(&key, schema_att, BTEqualStrategyNumber, F_NAMEEQ,
+					CStringGetDatum(nspname));
+		scan = systable_beginscan(rel, indexid, true, &dirty, 1, &key);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			bool		isnull;
+			Datum		d = heap_getattr(tuple, shard_att, desc, &isnull);
+
+			if (!isnull && shardid_shard_ok(DatumGetInt32(d)))
+				shard = DatumGetInt32(d);
+		}
+		systable_endscan(scan);
+	}
+	table_close(rel, AccessShareLock);
+	return shard;
+}
+
+/*
+ * Start shard past floor_id in strict mode, as apply_floor() does, but
+ * never fail the DDL that asked: where strict mode makes no ids here (the
+ * origins missing after pg_upgrade, another epoch), the id path refuses
+ * until the step that applies the floors anyway.  Returns whether the
+ * registry's row may take the floor (its trigger applies it, and would
+ * fail there).
+ */
+static bool
+apply_floor_quietly(int32 shard, int64 floor_id)
+{
+	bool		high_water;
+	bool		epoch;
+
+	shardid_shared_attach();
+	if (shardid_shared_kind() == SHARDID_SHARED_NONE)
+		return true;			/* session mode: the registry's row only */
+	shardid_mark_origins(&high_water, &epoch);
+	if (!high_water || !epoch || !shardid_epoch_matches())
+		return false;
+	(void) shardid_strict_raise_floor(shard, floor_id);
+	return true;
+}
+
+/*
  * Raise the floor of every registered shard whose schema holds table relid
  * or a table it inherits from to the newest id of the shard in relid and
  * its children; written as the bootstrap superuser in a security-restricted
@@ -481,6 +559,7 @@ raise_for_table(Oid relid)
 	ListCell   *lc;
 	Oid			save_userid;
 	int			save_sec_context;
+	bool		by_superuser = superuser();
 
 	if (!OidIsValid(shardid_registry_relid()))
 		return;
@@ -496,37 +575,39 @@ raise_for_table(Oid relid)
 		foreach(lc, namespaces)
 		{
 			char	   *nspname = get_namespace_name(lfirst_oid(lc));
-			Oid			argtypes[2] = {TEXTOID, INT8OID};
+			Oid			argtypes[2] = {INT4OID, INT8OID};
 			Datum		args[2];
-			bool		isnull;
 			int32		shard;
 			int64		newest;
 
-			if (nspname == NULL)
-				continue;
-			args[0] = CStringGetTextDatum(nspname);
-			if (SPI_execute_with_args("SELECT r.shard FROM shardid.shard_registry r "
-									  "WHERE r.schema_name::pg_catalog.text OPERATOR(pg_catalog.=) $1",
-									  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-				elog(ERROR, "reading shardid.shard_registry failed");
-			if (SPI_processed != 1)
-				continue;
-			shard = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 1, &isnull));
-			if (isnull || !shardid_shard_ok(shard))
+			if (nspname == NULL || (shard = registered_shard_dirty(nspname)) < 0)
 				continue;
 			newest = newest_of(shard,
 							   shardid_stored_read_table(relid, shard,
 														 shardid_stored_bound(shard)));
 			if (newest < 0)
 				continue;
+			if (!apply_floor_quietly(shard, newest))
+				continue;
+
+			/*
+			 * The registry's row too, where a superuser's DDL (a restore)
+			 * can take it at once: a table owner's open transaction must
+			 * not hold the shard's row, and a row another job of pg_restore
+			 * -j is still writing is not waited for.  The floor is in H
+			 * already.
+			 */
+			if (!by_superuser)
+				continue;
 			args[0] = Int32GetDatum(shard);
 			args[1] = Int64GetDatum(newest);
-			argtypes[0] = INT4OID;
 			floor_read_by_ddl = true;
 			if (SPI_execute_with_args("UPDATE shardid.shard_registry r SET floor_id = $2 "
-									  "WHERE r.shard OPERATOR(pg_catalog.=) $1 "
-									  "AND (r.floor_id IS NULL OR r.floor_id OPERATOR(pg_catalog.<) $2)",
+									  "WHERE r.ctid OPERATOR(pg_catalog.=) "
+									  "(SELECT q.ctid FROM shardid.shard_registry q "
+									  "WHERE q.shard OPERATOR(pg_catalog.=) $1 "
+									  "AND (q.floor_id IS NULL OR q.floor_id OPERATOR(pg_catalog.<) $2) "
+									  "FOR UPDATE SKIP LOCKED)",
 									  2, argtypes, args, NULL, false, 0) != SPI_OK_UPDATE)
 				elog(ERROR, "raising the floor of shard %d failed", shard);
 			floor_read_by_ddl = false;

@@ -133,17 +133,22 @@ shardid_refuse_in_recovery(void)
  * another database only) the update, which applies them too.  For the
  * hints of the errors that refuse ids until then.
  */
-static const char *
-floors_step(void)
+static bool
+catalog_has_apply_floors(void)
 {
 	Oid			nsp = get_namespace_oid("shardid", true);
 
-	if (OidIsValid(nsp) &&
+	return OidIsValid(nsp) &&
 		SearchSysCacheExists3(PROCNAMEARGSNSP, CStringGetDatum("apply_floors"),
 							  PointerGetDatum(buildoidvector(NULL, 0)),
-							  ObjectIdGetDatum(nsp)))
-		return "SELECT shardid.apply_floors();";
-	return "ALTER EXTENSION shardid UPDATE;";
+							  ObjectIdGetDatum(nsp));
+}
+
+static const char *
+floors_step(void)
+{
+	return catalog_has_apply_floors() ? "SELECT shardid.apply_floors();" :
+		"ALTER EXTENSION shardid UPDATE;";
 }
 
 /* the id of a replication origin of shardid's, InvalidRepOriginId if missing */
@@ -407,6 +412,23 @@ shardid_check_epoch(void)
 }
 
 /*
+ * Whether the epoch in force is the one the server's ids were made with
+ * (or none is remembered yet), without an error: for the event trigger
+ * that raises a floor, which must not fail the DDL that fired it.
+ */
+bool
+shardid_epoch_matches(void)
+{
+	RepOriginId node = find_origin(EPOCH_ORIGIN, true);
+	uint64		stored;
+
+	if (node == InvalidRepOriginId)
+		return false;
+	stored = replorigin_get_progress(node, false);
+	return stored == 0 || (int64) stored - 1 == shardid_epoch_ms;
+}
+
+/*
  * Remember the epoch in force as the epoch of the server's ids, whatever
  * was remembered before.  mark (strict mode) is told, so that every backend
  * checks its epoch again.  Returns the epoch, in ms.
@@ -444,7 +466,14 @@ shardid_check_database_floors(void)
 	char		name[NAMEDATALEN];
 
 	snprintf(name, sizeof(name), SHARDID_FLOORS_ORIGIN_PREFIX "%u", MyDatabaseId);
-	if (replorigin_by_name(name, true) == InvalidRepOriginId)
+
+	/*
+	 * A database whose shardid is older than 1.4 (the library was updated,
+	 * ALTER EXTENSION shardid UPDATE not yet run) makes ids as its release
+	 * did; the update applies its floors and makes the origin.
+	 */
+	if (replorigin_by_name(name, true) == InvalidRepOriginId &&
+		catalog_has_apply_floors())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the floors of the shards of database \"%s\" are not applied on this server",

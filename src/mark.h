@@ -40,6 +40,7 @@ extern int64 shardid_mark_durable(void);
 extern void shardid_mark_raise(ShardidMark *mark, int64 need_ms);
 extern int64 shardid_mark_set(ShardidMark *mark, int64 unix_ms);
 extern void shardid_check_epoch(void);
+extern bool shardid_epoch_matches(void);
 
 /* the origin whose existence says that a database's floors are applied */
 #define SHARDID_FLOORS_ORIGIN_PREFIX "shardid_floors_"

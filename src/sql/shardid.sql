@@ -352,6 +352,14 @@ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname 
 -- carries the database but no origin) and in a copy made by CREATE
 -- DATABASE ... TEMPLATE, where strict mode refuses ids until a superuser
 -- runs shardid.apply_floors().
+-- The origins of databases that no longer exist go (origin ids are 16
+-- bits, shared with subscriptions; DROP DATABASE leaves them).
+SELECT pg_catalog.pg_replication_origin_drop(o.roname)
+FROM pg_catalog.pg_replication_origin o
+WHERE o.roname OPERATOR(pg_catalog.~~) 'shardid\_floors\_%'
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_database d
+                  WHERE o.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
+
 SELECT pg_catalog.pg_replication_origin_create('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text)
 FROM pg_catalog.pg_database d
 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
@@ -696,6 +704,13 @@ AS $$
 DECLARE
     n integer;
 BEGIN
+    -- the origins of databases that no longer exist (DROP DATABASE leaves
+    -- them; origin ids are 16 bits, shared with subscriptions)
+    PERFORM pg_catalog.pg_replication_origin_drop(o.roname)
+    FROM pg_catalog.pg_replication_origin o
+    WHERE o.roname OPERATOR(pg_catalog.~~) 'shardid\_floors\_%'
+      AND NOT EXISTS (SELECT FROM pg_catalog.pg_database d
+                      WHERE o.roname OPERATOR(pg_catalog.=) ('shardid_floors_' OPERATOR(pg_catalog.||) d.oid::pg_catalog.text));
     PERFORM pg_catalog.pg_replication_origin_create(o.name)
     FROM (VALUES ('shardid_high_water'), ('shardid_epoch'),
                  ('shardid_floors_' OPERATOR(pg_catalog.||)
