@@ -886,6 +886,32 @@ say_room(void)
 			fmt_bytes(b2, sizeof(b2), (double) M.room_needed));
 }
 
+/*
+ * The --to server's registration reads every id column of the schema (1.4
+ * on) and refuses one it cannot read (no btree index holds it, or its type
+ * is not bigint): asked of the --from server first where it can answer
+ * (shardid 1.4 there too), so that such a shard is refused before anything
+ * changes rather than undone at its cutover.
+ */
+static int
+check_floor_readable(void)
+{
+	char	   *has = NULL;
+
+	if (!get_value(&M.from, &has,
+				   "SELECT pg_catalog.to_regprocedure('shardid.check_id_columns(name)')::pg_catalog.text", 0))
+		refuse("could not query the --from server: %s", db_error());
+	if (has == NULL)
+		return 0;
+	free(has);
+	if (exec_sql(&M.from, "SELECT shardid.check_id_columns($1::pg_catalog.name)", 1, M.schema))
+		return 0;
+	error_msg("the --to server would refuse to register shard %d: %s", M.shard, db_error());
+	hint_msg("Give the column a btree index (or the bigint type) on the --from server first: "
+			 "SELECT problem, object, fix FROM shardid.doctor(scan_rows => false) there names the statement.");
+	return 1;
+}
+
 static int
 preflight(void)
 {
@@ -927,6 +953,7 @@ preflight(void)
 	}
 	PQclear(res);
 	problems += check_shardid_needs();
+	problems += check_floor_readable();
 	problems += check_room();
 	return problems + check_shapes();
 }
