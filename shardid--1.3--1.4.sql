@@ -212,6 +212,16 @@ ALTER EVENT TRIGGER shardid_floor_subscription ENABLE ALWAYS;
 COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
 'remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
 
+-- Whether the floor step reads a column (C, from the relation cache): the
+-- fast test before id_column_unreadable() says why not.
+CREATE FUNCTION id_column_readable(tab oid, col smallint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'shardid_id_column_readable'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION id_column_readable(oid, smallint) IS
+'private: whether the floor step reads the ids of a column (a bigint key column, at any position, of a valid btree index without a predicate)';
+
 -- Why the floor step cannot read the ids of column col of table tab, or
 -- NULL when it can: it reads a bigint column (or a domain over bigint) at
 -- any key position of a valid btree index without a predicate, as int8_ops
@@ -302,9 +312,10 @@ AS $$
 DECLARE
     r record;
 BEGIN
+    -- (OFFSET 0 keeps each EXISTS a lookup per column: as a join it read
+    -- every next_id() DEFAULT of the database at each registration)
     FOR r IN
-        SELECT c.oid AS tab, a.attnum, a.attname,
-               shardid.id_column_unreadable(c.oid, a.attnum) AS reason
+        SELECT c.oid AS tab, a.attnum, a.attname, NULL::text AS reason
         FROM pg_depend dep
         JOIN pg_class c ON c.oid = dep.objid AND c.relkind IN ('r', 'p')
         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -316,16 +327,18 @@ BEGIN
                                        AND p.refclassid = 'pg_proc'::regclass
                                        AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                                           'shardid.next_id(integer)'::regprocedure)
-                       WHERE d.adrelid = c.oid AND d.adnum = a.attnum)
+                       WHERE d.adrelid = c.oid AND d.adnum = a.attnum OFFSET 0)
                OR (NOT a.atthasdef
                    AND EXISTS (SELECT FROM pg_type t
                                JOIN pg_depend p ON p.classid = 'pg_type'::regclass AND p.objid = t.oid
                                                AND p.refclassid = 'pg_proc'::regclass
                                                AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                                                   'shardid.next_id(integer)'::regprocedure)
-                               WHERE t.oid = a.atttypid AND t.typtype = 'd')))
+                               WHERE t.oid = a.atttypid AND t.typtype = 'd' OFFSET 0)))
+          AND NOT coalesce(shardid.id_column_readable(c.oid, a.attnum), true)
         ORDER BY c.relname, a.attnum
     LOOP
+        r.reason := shardid.id_column_unreadable(r.tab, r.attnum);
         CONTINUE WHEN r.reason IS NULL;
         RAISE EXCEPTION 'the ids of column "%" of table % cannot be read: %', r.attname, r.tab::regclass, r.reason
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -397,6 +410,7 @@ BEGIN
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
              -- other types and DEFAULTs have rows of their own
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
+               AND NOT coalesce(shardid.id_column_readable(d.table_oid, a.attnum), true)
              ORDER BY 1, 2, 3 LOOP
         CONTINUE WHEN r.reason IS NULL;
         problem := 'id column the floor cannot read';

@@ -564,6 +564,52 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 	return out;
 }
 
+PG_FUNCTION_INFO_V1(shardid_id_column_readable);
+
+/*
+ * shardid.id_column_readable(tab oid, col smallint): whether the floor step
+ * reads column col of table tab (a bigint or a domain over it, a key column
+ * of a readable index: id_key_position()); NULL when there is no such
+ * column.  From the relation cache: registration asks it of every id
+ * column of a schema, doctor() of every id column of the database, and
+ * only what it refuses gets its reason (shardid.id_column_unreadable()).
+ */
+Datum
+shardid_id_column_readable(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	AttrNumber	attnum = PG_GETARG_INT16(1);
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	bool		readable = false;
+	List	   *indexes;
+	ListCell   *ic;
+
+	if (rel == NULL)
+		PG_RETURN_NULL();
+	if (attnum <= 0 || attnum > RelationGetDescr(rel)->natts ||
+		TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attisdropped)
+	{
+		relation_close(rel, AccessShareLock);
+		PG_RETURN_NULL();
+	}
+	if (getBaseType(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid) == INT8OID)
+	{
+		indexes = RelationGetIndexList(rel);
+		foreach(ic, indexes)
+		{
+			Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
+
+			readable = id_key_position(index, attnum) >= 0;
+			index_close(index, AccessShareLock);
+			if (readable)
+				break;
+		}
+		list_free(indexes);
+	}
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(readable);
+}
+
 /*
  * The relation shardid.shard_registry, if it is extension shardid's own, or
  * InvalidOid.  Looked up by name: for the rare paths that read it, never
