@@ -58,10 +58,13 @@ case "$out" in
 *"ALTER EXTENSION shardid UPDATE"*) ;;
 *) fail "an id in a 1.3 database under this library is refused without naming a step that exists there: $out" ;;
 esac
+# b's data checksums as a's (PostgreSQL 18's initdb turns them on by default)
+checksums=$(q -c "SHOW data_checksums")
 cluster_stop a fast
 
 as_pg "$new_bin/initdb" -D "$SHARDID_TMP/b" -U postgres -A trust --no-sync \
-	$([ "$new_major" -ge 18 ] && echo --no-data-checksums) >"$SHARDID_TMP/b.initdb.log" 2>&1 ||
+	$(if [ "$checksums" = on ]; then echo --data-checksums; elif [ "$new_major" -ge 18 ]; then echo --no-data-checksums; fi) \
+	>"$SHARDID_TMP/b.initdb.log" 2>&1 ||
 	{ cat "$SHARDID_TMP/b.initdb.log"; fail "initdb b"; finish; }
 printf "%s\n" "port = $b" "listen_addresses = ''" "unix_socket_directories = '$SHARDID_TMP'" "fsync = off" \
 	"$strict_conf" "shardid.max_lead_ms = 60000" | as_pg tee -a "$SHARDID_TMP/b/postgresql.conf" >/dev/null
