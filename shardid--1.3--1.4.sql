@@ -213,14 +213,16 @@ COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
 'remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
 
 -- Whether the floor step reads a column (C, from the relation cache): the
--- fast test before id_column_unreadable() says why not.
-CREATE FUNCTION id_column_readable(tab oid, col smallint)
+-- fast test before id_column_unreadable() says why not.  With nowait, NULL
+-- at once when another session holds the table in ACCESS EXCLUSIVE mode
+-- (doctor() waits for no lock).
+CREATE FUNCTION id_column_readable(tab oid, col smallint, nowait boolean DEFAULT false)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'shardid_id_column_readable'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION id_column_readable(oid, smallint) IS
-'private: whether the floor step reads the ids of a column (a bigint key column, at any position, of a valid btree index without a predicate)';
+COMMENT ON FUNCTION id_column_readable(oid, smallint, boolean) IS
+'private: whether the floor step reads the ids of a column (a bigint key column, at any position, of a valid btree index without a predicate); with nowait, NULL when the table is locked';
 
 -- Why the floor step cannot read the ids of column col of table tab, or
 -- NULL when it can: it reads a bigint column (or a domain over bigint) at
@@ -410,7 +412,7 @@ BEGIN
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
              -- other types and DEFAULTs have rows of their own
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
-               AND NOT coalesce(shardid.id_column_readable(d.table_oid, a.attnum), true)
+               AND NOT coalesce(shardid.id_column_readable(d.table_oid, a.attnum, nowait => true), true)
              ORDER BY 1, 2, 3 LOOP
         CONTINUE WHEN r.reason IS NULL;
         problem := 'id column the floor cannot read';

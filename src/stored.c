@@ -567,23 +567,39 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 PG_FUNCTION_INFO_V1(shardid_id_column_readable);
 
 /*
- * shardid.id_column_readable(tab oid, col smallint): whether the floor step
- * reads column col of table tab (a bigint or a domain over it, a key column
- * of a readable index: id_key_position()); NULL when there is no such
- * column.  From the relation cache: registration asks it of every id
- * column of a schema, doctor() of every id column of the database, and
- * only what it refuses gets its reason (shardid.id_column_unreadable()).
+ * shardid.id_column_readable(tab oid, col smallint, nowait boolean):
+ * whether the floor step reads column col of table tab (a bigint or a
+ * domain over it, a key column of a readable index: id_key_position());
+ * NULL when there is no such column, or with nowait when another session
+ * holds a lock that conflicts with ACCESS SHARE (doctor() waits for no
+ * lock).  From the relation cache: registration asks it of every id column
+ * of a schema, doctor() of every id column of the database, and only what
+ * it refuses gets its reason (shardid.id_column_unreadable()).
  */
 Datum
 shardid_id_column_readable(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	AttrNumber	attnum = PG_GETARG_INT16(1);
-	Relation	rel = try_relation_open(relid, AccessShareLock);
+	bool		nowait = PG_GETARG_BOOL(2);
+	Relation	rel;
 	bool		readable = false;
 	List	   *indexes;
 	ListCell   *ic;
 
+	if (nowait)
+	{
+		if (!ConditionalLockRelationOid(relid, AccessShareLock))
+			PG_RETURN_NULL();
+		rel = try_relation_open(relid, NoLock);
+		if (rel == NULL)
+		{
+			UnlockRelationOid(relid, AccessShareLock);
+			PG_RETURN_NULL();
+		}
+	}
+	else
+		rel = try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
 		PG_RETURN_NULL();
 	if (attnum <= 0 || attnum > RelationGetDescr(rel)->natts ||
@@ -597,8 +613,15 @@ shardid_id_column_readable(PG_FUNCTION_ARGS)
 		indexes = RelationGetIndexList(rel);
 		foreach(ic, indexes)
 		{
-			Relation	index = index_open(lfirst_oid(ic), AccessShareLock);
+			Relation	index;
 
+			if (nowait && !ConditionalLockRelationOid(lfirst_oid(ic), AccessShareLock))
+			{
+				list_free(indexes);
+				relation_close(rel, AccessShareLock);
+				PG_RETURN_NULL();
+			}
+			index = index_open(lfirst_oid(ic), nowait ? NoLock : AccessShareLock);
 			readable = id_key_position(index, attnum) >= 0;
 			index_close(index, AccessShareLock);
 			if (readable)
