@@ -40,8 +40,11 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/relation.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
@@ -49,20 +52,31 @@
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+#include "parser/parse_func.h"
+#include "parser/parse_relation.h"
+#include "parser/parsetree.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
 #include "clock.h"
+#include "floor.h"
 #include "mark.h"
 #include "settings.h"
 #include "shared.h"
@@ -550,17 +564,26 @@ apply_floor_quietly(int32 shard, int64 floor_id)
  * Raise the floor of every registered shard whose schema holds table relid
  * or a table it inherits from to the newest id of the shard in relid and
  * its children; written as the bootstrap superuser in a security-restricted
- * operation (see shardid_floor_after_ddl()).
+ * operation (see shardid_floor_after_ddl()).  After a DDL command (by_ddl)
+ * a superuser's also writes the registry's row; after a write of explicit
+ * ids (shardid_floor_after_write()) only the shard's state and H take it,
+ * in strict mode, and nothing is read without it.
  */
 static void
-raise_for_table(Oid relid)
+raise_for_table(Oid relid, bool by_ddl)
 {
 	List	   *namespaces;
 	ListCell   *lc;
 	Oid			save_userid;
 	int			save_sec_context;
-	bool		by_superuser = superuser();
+	bool		by_superuser = by_ddl && superuser();
 
+	if (!by_ddl)
+	{
+		shardid_shared_attach();
+		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
+			return;
+	}
 	if (!OidIsValid(shardid_registry_relid()))
 		return;
 	namespaces = namespaces_up(relid);
@@ -582,6 +605,9 @@ raise_for_table(Oid relid)
 
 			if (nspname == NULL || (shard = registered_shard_dirty(nspname)) < 0)
 				continue;
+			if (!by_ddl)
+				elog(DEBUG1, "shardid: reading the ids of shard %d in table %s, written with values of their own",
+					 shard, table_text(relid));
 			newest = newest_of(shard,
 							   shardid_stored_read_table(relid, shard,
 														 shardid_stored_bound(shard)));
@@ -802,7 +828,7 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 			relid = lfirst_oid(lc);
 			kind = get_rel_relkind(relid);
 			if (kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE)
-				raise_for_table(relid);
+				raise_for_table(relid, true);
 		}
 		list_free(tables);
 		PG_RETURN_VOID();
@@ -850,6 +876,543 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 			raise_registered(NULL);
 		PG_RETURN_VOID();
 	}
-	raise_for_table(relid);
+	raise_for_table(relid, true);
 	PG_RETURN_VOID();
+}
+
+/* ---------------------------------------------------------------------
+ * Writes of explicit ids
+ *
+ * COPY FROM, INSERT, UPDATE and MERGE that write a column whose DEFAULT
+ * (its own, or its domain's) calls next_id() with values of their own (a
+ * data-only restore into the existing tables, \copy, an application that
+ * carries ids over) raise the shard's floor at their end, as a restore's
+ * index build does: the floor step reads that table.  Hooks, so that only
+ * sessions that load the library have them: every session where shardid is
+ * in shared_preload_libraries.  A statement whose ids all come from the
+ * DEFAULT, by far the most common, costs a look at its plan: the values of
+ * the id column are the next_id() call the rewriter put there.
+ * ---------------------------------------------------------------------
+ */
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+/* shardid.next_id(integer) and next_id(integer, bigint) here, or invalid */
+static bool next_id_known = false;
+static Oid	next_id_oids[2];
+static char next_id_patterns[2][32];
+
+/* a statement that wrote explicit ids: its tables, read at its end */
+typedef struct PendingWrite
+{
+	EState	   *estate;
+	List	   *relids;
+} PendingWrite;
+
+static List *pending_writes = NIL;
+
+/* the id columns of a table (id_default_columns()), by its oid */
+typedef struct IdColumns
+{
+	Oid			relid;
+	Bitmapset  *cols;			/* in CacheMemoryContext; NULL: none */
+} IdColumns;
+
+static HTAB *id_columns_cache = NULL;
+
+static void
+id_columns_forget_all(void)
+{
+	HASH_SEQ_STATUS status;
+	IdColumns  *entry;
+
+	if (id_columns_cache == NULL)
+		return;
+	hash_seq_init(&status, id_columns_cache);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		bms_free(entry->cols);
+		(void) hash_search(id_columns_cache, &entry->relid, HASH_REMOVE, NULL);
+	}
+}
+
+/* a table's definition changed (its DEFAULTs among others) */
+static void
+id_columns_forget(Datum arg, Oid relid)
+{
+	IdColumns  *entry;
+
+	if (id_columns_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+	{
+		id_columns_forget_all();
+		return;
+	}
+	entry = hash_search(id_columns_cache, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+	{
+		bms_free(entry->cols);
+		(void) hash_search(id_columns_cache, &relid, HASH_REMOVE, NULL);
+	}
+}
+
+/*
+ * pg_proc changed (CREATE or DROP EXTENSION among others): look next_id()
+ * up again; pg_type changed (a domain's DEFAULT): the columns too
+ */
+static void
+next_id_forget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (cacheid == PROCOID)
+		next_id_known = false;
+	id_columns_forget_all();
+}
+
+/* whether this database has shardid's next_id() */
+static bool
+next_id_present(void)
+{
+	if (!next_id_known)
+	{
+		Oid			argtypes[2] = {INT4OID, INT8OID};
+		int			i;
+
+		for (i = 0; i < 2; i++)
+		{
+			next_id_oids[i] = InvalidOid;
+			if (OidIsValid(get_namespace_oid("shardid", true)))
+				next_id_oids[i] = LookupFuncName(list_make2(makeString("shardid"),
+															makeString("next_id")),
+												 i + 1, argtypes, true);
+			/* how a stored DEFAULT (nodeToString()) names the call */
+			snprintf(next_id_patterns[i], sizeof(next_id_patterns[i]),
+					 ":funcid %u ", next_id_oids[i]);
+		}
+		next_id_known = true;
+	}
+	return OidIsValid(next_id_oids[0]) || OidIsValid(next_id_oids[1]);
+}
+
+static bool
+calls_next_id(const char *stored)
+{
+	return (OidIsValid(next_id_oids[0]) && strstr(stored, next_id_patterns[0]) != NULL) ||
+		(OidIsValid(next_id_oids[1]) && strstr(stored, next_id_patterns[1]) != NULL);
+}
+
+/*
+ * The columns of rel whose DEFAULT calls next_id(): the column's own, or
+ * else its domain's (domains are types of their own, never built in).
+ */
+static Bitmapset *
+id_default_columns(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Bitmapset  *cols = NULL;
+	int			i;
+
+	if (desc->constr != NULL)
+		for (i = 0; i < desc->constr->num_defval; i++)
+			if (calls_next_id(desc->constr->defval[i].adbin))
+				cols = bms_add_member(cols, desc->constr->defval[i].adnum);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			type = att->atttypid;
+
+		if (att->attisdropped || att->atthasdef || type < FirstNormalObjectId)
+			continue;
+		while (OidIsValid(type))
+		{
+			HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+			Form_pg_type typ;
+			bool		isnull;
+			Datum		bin;
+
+			if (!HeapTupleIsValid(tuple))
+				break;
+			typ = (Form_pg_type) GETSTRUCT(tuple);
+			type = InvalidOid;
+			if (typ->typtype == TYPTYPE_DOMAIN)
+			{
+				bin = SysCacheGetAttr(TYPEOID, tuple, Anum_pg_type_typdefaultbin, &isnull);
+				if (!isnull)
+				{
+					if (calls_next_id(TextDatumGetCString(bin)))
+						cols = bms_add_member(cols, att->attnum);
+				}
+				else
+					type = typ->typbasetype;	/* the base domain's default */
+			}
+			ReleaseSysCache(tuple);
+		}
+	}
+	return cols;
+}
+
+/* id_default_columns(rel), from the cache; NULL: none */
+static Bitmapset *
+id_columns_of(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	IdColumns  *entry;
+	bool		found;
+
+	if (id_columns_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(IdColumns);
+		ctl.hcxt = CacheMemoryContext;
+		id_columns_cache = hash_create("shardid id columns", 64, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(id_columns_cache, &relid, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		Bitmapset  *cols = id_default_columns(rel);
+		MemoryContext old = MemoryContextSwitchTo(CacheMemoryContext);
+
+		entry = hash_search(id_columns_cache, &relid, HASH_ENTER, &found);
+		entry->cols = bms_copy(cols);
+		MemoryContextSwitchTo(old);
+		bms_free(cols);
+	}
+	return entry->cols;
+}
+
+/*
+ * Whether the value of expr, an id written with a value of its own, is
+ * known before the write (a constant, or a parameter of the statement) and
+ * new ids of its shard sort after it already: an id this server made (the
+ * shard's state is at or past it), or one whose millisecond is over.  Such
+ * a write needs no read of its table.
+ */
+static bool
+value_covered(Node *expr, ParamListInfo params)
+{
+	Datum		value;
+	bool		isnull;
+	int64		id;
+
+	while (expr != NULL && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	if (expr == NULL)
+		return false;
+	if (IsA(expr, Const) && ((Const *) expr)->consttype == INT8OID)
+	{
+		value = ((Const *) expr)->constvalue;
+		isnull = ((Const *) expr)->constisnull;
+	}
+	else if (IsA(expr, Param) && ((Param *) expr)->paramkind == PARAM_EXTERN &&
+			 ((Param *) expr)->paramtype == INT8OID && params != NULL &&
+			 ((Param *) expr)->paramid > 0 && ((Param *) expr)->paramid <= params->numParams)
+	{
+		ParamExternData workspace;
+		ParamExternData *prm;
+
+		if (params->paramFetch != NULL)
+			prm = params->paramFetch(params, ((Param *) expr)->paramid, false, &workspace);
+		else
+			prm = &params->params[((Param *) expr)->paramid - 1];
+		if (prm == NULL || prm->ptype != INT8OID)
+			return false;
+		value = prm->value;
+		isnull = prm->isnull;
+	}
+	else
+		return false;
+	if (isnull)
+		return true;
+	id = DatumGetInt64(value);
+	if (id < 0)
+		return true;			/* no id at all: the floor step skips it */
+	return shardid_strict_covers(shardid_unpack_shard(id), id);
+}
+
+/*
+ * Whether expr, a value of an id column in the plan below a ModifyTable, is
+ * the next_id() call of the DEFAULT: the call itself (coerced to a domain),
+ * or a column of a VALUES list whose every row has it.
+ */
+static bool
+made_by_next_id(Node *expr, Plan *plan, ParamListInfo params)
+{
+	while (expr != NULL)
+	{
+		if (IsA(expr, RelabelType))
+			expr = (Node *) ((RelabelType *) expr)->arg;
+		else if (IsA(expr, CoerceToDomain))
+			expr = (Node *) ((CoerceToDomain *) expr)->arg;
+		else
+			break;
+	}
+	if (expr == NULL)
+		return false;
+	if (IsA(expr, FuncExpr) &&
+		(((FuncExpr *) expr)->funcid == next_id_oids[0] ||
+		 ((FuncExpr *) expr)->funcid == next_id_oids[1]))
+		return true;
+	if (value_covered(expr, params))
+		return true;
+	if (IsA(expr, Var) && plan != NULL)
+	{
+		Var		   *var = (Var *) expr;
+
+		if (var->varno == OUTER_VAR && outerPlan(plan) != NULL)
+		{
+			TargetEntry *tle = get_tle_by_resno(outerPlan(plan)->targetlist, var->varattno);
+
+			return tle != NULL && made_by_next_id((Node *) tle->expr, outerPlan(plan), params);
+		}
+		if (IsA(plan, ValuesScan) &&
+			(Index) var->varno == ((ValuesScan *) plan)->scan.scanrelid)
+		{
+			ListCell   *lc;
+
+			foreach(lc, ((ValuesScan *) plan)->values_lists)
+			{
+				List	   *row = lfirst(lc);
+
+				if (var->varattno < 1 || var->varattno > list_length(row) ||
+					!made_by_next_id(list_nth(row, var->varattno - 1), NULL, params))
+					return false;
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
+/* whether a MERGE's INSERT actions give an id column a value of their own */
+static bool
+merge_inserts_ids(ModifyTable *mt, int rel_index, Bitmapset *cols, ParamListInfo params)
+{
+	ListCell   *lc;
+
+	if (mt->mergeActionLists == NIL || rel_index >= list_length(mt->mergeActionLists))
+		return false;
+	foreach(lc, (List *) list_nth(mt->mergeActionLists, rel_index))
+	{
+		MergeAction *action = lfirst_node(MergeAction, lc);
+		ListCell   *tc;
+
+		if (action->commandType != CMD_INSERT)
+			continue;
+		foreach(tc, action->targetList)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, tc);
+
+			if (bms_is_member(tle->resno, cols) &&
+				!made_by_next_id((Node *) tle->expr, NULL, params))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The tables a ModifyTable writes ids of their own into, added to relids:
+ * values that are not the DEFAULT's next_id() call, nor known to sort
+ * before the shard's new ids already (value_covered()).
+ */
+static List *
+explicit_writes(ModifyTableState *mts, EState *estate, ParamListInfo params,
+				List *relids)
+{
+	ModifyTable *mt = (ModifyTable *) mts->ps.plan;
+	int			i;
+
+	for (i = 0; i < mts->mt_nrels; i++)
+	{
+		ResultRelInfo *rri = &mts->resultRelInfo[i];
+		Relation	rel = rri->ri_RelationDesc;
+		Bitmapset  *cols;
+		bool		explicit = false;
+
+		if (rel->rd_rel->relkind != RELKIND_RELATION &&
+			rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+			continue;
+		cols = id_columns_of(rel);
+		if (cols == NULL)
+			continue;
+		/* UPDATE, ON CONFLICT DO UPDATE and MERGE's UPDATE SET id = ... */
+		if (mt->operation != CMD_INSERT || mt->onConflictAction == ONCONFLICT_UPDATE)
+		{
+			Bitmapset  *updated = ExecGetUpdatedCols(rri, estate);
+			int			col = -1;
+
+			while (!explicit && (col = bms_next_member(cols, col)) >= 0)
+				explicit = bms_is_member(col - FirstLowInvalidHeapAttributeNumber, updated);
+		}
+		if (!explicit && mt->operation == CMD_INSERT && outerPlan(mt) != NULL)
+		{
+			ListCell   *lc;
+
+			foreach(lc, outerPlan(mt)->targetlist)
+			{
+				TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+				if (!tle->resjunk && bms_is_member(tle->resno, cols) &&
+					!made_by_next_id((Node *) tle->expr, outerPlan(mt), params))
+				{
+					explicit = true;
+					break;
+				}
+			}
+		}
+		if (!explicit && mt->operation == CMD_MERGE)
+			explicit = merge_inserts_ids(mt, i, cols, params);
+		if (explicit)
+			relids = list_append_unique_oid(relids, RelationGetRelid(rel));
+	}
+	return relids;
+}
+
+/* the executor state of a pending write went (its end, or an error) */
+static void
+forget_pending(void *arg)
+{
+	pending_writes = list_delete_ptr(pending_writes, arg);
+}
+
+static void
+floor_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	List	   *relids = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+
+	if ((queryDesc->operation == CMD_SELECT && !queryDesc->plannedstmt->hasModifyingCTE) ||
+		queryDesc->operation == CMD_UTILITY ||
+		(eflags & EXEC_FLAG_EXPLAIN_ONLY) || IsParallelWorker())
+		return;
+	/* floors are strict mode's */
+	shardid_shared_attach();
+	if (shardid_shared_kind() == SHARDID_SHARED_NONE || !next_id_present())
+		return;
+	old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
+	if (queryDesc->planstate != NULL && IsA(queryDesc->planstate, ModifyTableState))
+		relids = explicit_writes((ModifyTableState *) queryDesc->planstate,
+								 queryDesc->estate, queryDesc->params, relids);
+	foreach(lc, queryDesc->estate->es_auxmodifytables)
+		relids = explicit_writes(lfirst_node(ModifyTableState, lc),
+								 queryDesc->estate, queryDesc->params, relids);
+	if (relids != NIL)
+	{
+		PendingWrite *write = palloc(sizeof(PendingWrite));
+		MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+		write->estate = queryDesc->estate;
+		write->relids = relids;
+		cb->func = forget_pending;
+		cb->arg = write;
+		MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, cb);
+		MemoryContextSwitchTo(TopMemoryContext);
+		pending_writes = lappend(pending_writes, write);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+floor_executor_end(QueryDesc *queryDesc)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_writes)
+	{
+		PendingWrite *write = lfirst(lc);
+		ListCell   *rc;
+
+		if (write->estate != queryDesc->estate)
+			continue;
+		foreach(rc, write->relids)
+			raise_for_table(lfirst_oid(rc), false);
+		break;
+	}
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+/* COPY FROM into a table, with its id column among the columns copied */
+static void
+floor_process_utility(PlannedStmt *pstmt, const char *queryString,
+					  bool readOnlyTree, ProcessUtilityContext context,
+					  ParamListInfo params, QueryEnvironment *queryEnv,
+					  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	CopyStmt   *copy;
+	Oid			relid;
+	Relation	rel;
+	Bitmapset  *cols;
+	bool		explicit = false;
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context,
+							 params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (!IsA(parsetree, CopyStmt))
+		return;
+	copy = (CopyStmt *) parsetree;
+	if (!copy->is_from || copy->relation == NULL || IsBinaryUpgrade)
+		return;
+	shardid_shared_attach();
+	if (shardid_shared_kind() == SHARDID_SHARED_NONE || !next_id_present())
+		return;
+	/* COPY holds its lock on the table until the transaction ends */
+	relid = RangeVarGetRelid(copy->relation, NoLock, true);
+	if (!OidIsValid(relid))
+		return;
+	rel = relation_open(relid, NoLock);
+	cols = NULL;
+	if (rel->rd_rel->relkind == RELKIND_RELATION ||
+		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+		cols = id_columns_of(rel);
+	if (cols != NULL && copy->attlist == NIL)
+		explicit = true;		/* every column copied */
+	else if (cols != NULL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, copy->attlist)
+		{
+			AttrNumber	attnum = attnameAttNum(rel, strVal(lfirst(lc)), false);
+
+			if (attnum > 0 && bms_is_member(attnum, cols))
+				explicit = true;
+		}
+	}
+	relation_close(rel, NoLock);
+	if (explicit)
+		raise_for_table(relid, false);
+}
+
+/* from _PG_init(): the hooks of the writes of explicit ids */
+void
+shardid_floor_hooks_init(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = floor_executor_start;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = floor_executor_end;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = floor_process_utility;
+	CacheRegisterSyscacheCallback(PROCOID, next_id_forget, (Datum) 0);
+	CacheRegisterSyscacheCallback(TYPEOID, next_id_forget, (Datum) 0);
+	CacheRegisterRelcacheCallback(id_columns_forget, (Datum) 0);
 }

@@ -28,6 +28,7 @@
 
 #include "compat.h"
 #include "clock.h"
+#include "floor.h"
 #include "mark.h"
 #include "session.h"
 #include "settings.h"
@@ -648,4 +649,5 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 		shardid_mark_check_slots();
 	shardid_shmem_init();
+	shardid_floor_hooks_init();
 }

@@ -27,11 +27,20 @@
 #   subscribe  the same, the rows copied by a subscription to a's
 #              publication, which is then dropped (a migration by logical
 #              replication)
+#   dataonly   the same, pg_restore --data-only without --disable-triggers
+#              into the existing tables (COPY with the id column)
+#   inserts    the same, pg_dump --data-only --inserts --rows-per-insert=100
+#              through psql (INSERTs of explicit ids, VALUES lists)
+#   copy       the same, each table by COPY ... TO STDOUT on a and
+#              COPY ... FROM STDIN on b
+#              (these three with shardid preloaded on b: the hooks that see
+#              writes of explicit ids are in sessions that load the library)
 # and a copy of the restored database made by CREATE DATABASE ... TEMPLATE
 # refuses ids, naming the step (SELECT shardid.apply_floors()), until it ran.
 # On 1.3 every path left 2,000 of 2,000 new ids per table below the
 # restored ones: the floor was read only at registrations, and
-# PRIMARY KEY (tenant_id, id) was never read.
+# PRIMARY KEY (tenant_id, id) was never read; before the hooks of 1.4,
+# dataonly, inserts and copy still did.
 # The seed (RESTORE_SEED, printed; default from $RANDOM) picks the order of
 # the paths, b's clock for each (0 to 12 s behind the real one), and
 # whether b crashes (-m immediate) right after the restore, before it made
@@ -71,14 +80,19 @@ dump=$SHARDID_TMP/app.dump
 "$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p "$port_a" -U postgres -C -f "$SHARDID_TMP/app.sql" app || fail "pg_dump (plain) failed"
 schemas=$SHARDID_TMP/schemas.dump
 "$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p "$port_a" -U postgres -Fc -n s_005 -n tenant_9 -f "$schemas" app || fail "pg_dump -n failed"
-chmod 644 "$dump" "$schemas" "$SHARDID_TMP/app.sql"
+inserts=$SHARDID_TMP/inserts.sql
+"$PG_BIN/pg_dump" -h "$SHARDID_TMP" -p "$port_a" -U postgres -a --inserts --rows-per-insert=100 \
+	-n s_005 -n tenant_9 -f "$inserts" app || fail "pg_dump --inserts failed"
+chmod 644 "$dump" "$schemas" "$SHARDID_TMP/app.sql" "$inserts"
 tables="s_005.a s_005.b tenant_9.a tenant_9.b"
 
 # server_b N: a fresh server b (its clock $behind s behind the real one)
 # on its own port, libpq at it
 server_b() {
+	local conf=$strict_conf
 	port_b=$((port_a + $1))
-	cluster_init "b$1" "$port_b" "$strict_conf" "shardid.max_lead_ms = 60000" || return 1
+	case $path in dataonly | inserts | copy) conf="shared_preload_libraries = 'shardid'" ;; esac
+	cluster_init "b$1" "$port_b" "$conf" "shardid.max_lead_ms = 60000" || return 1
 	# shellcheck disable=SC2046
 	cluster_start "b$1" $([ "$behind" -gt 0 ] && faketime_env "-${behind}s") || return 1
 	use_cluster "$port_b"
@@ -108,7 +122,7 @@ check() {
 	done
 }
 
-paths=(whole plain jobs schema clean data subscribe)
+paths=(whole plain jobs schema clean data subscribe dataonly inserts copy)
 for ((i = ${#paths[@]} - 1; i > 0; i--)); do
 	j=$((RANDOM % (i + 1)))
 	t=${paths[i]} paths[i]=${paths[j]} paths[j]=$t
@@ -136,6 +150,15 @@ for path in "${paths[@]}"; do
 		q_at "$port_b" -c "DROP SUBSCRIPTION shards" >/dev/null || fail "$path: DROP SUBSCRIPTION" ;;
 	data) registered_empty || fail "$path: setting up failed"
 		"$PG_BIN/pg_restore" -a --disable-triggers -n s_005 -n tenant_9 -d app "$dump" || fail "$path: pg_restore -a failed" ;;
+	dataonly) registered_empty || fail "$path: setting up failed"
+		"$PG_BIN/pg_restore" -a -n s_005 -n tenant_9 -d app "$dump" || fail "$path: pg_restore -a failed" ;;
+	inserts) registered_empty || fail "$path: setting up failed"
+		q_at "$port_b" -f "$inserts" >/dev/null || fail "$path: psql of the INSERTs failed" ;;
+	copy) registered_empty || fail "$path: setting up failed"
+		for t in $tables; do
+			q_at "$port_a" -c "COPY $t TO STDOUT" | q_at "$port_b" -c "COPY $t FROM STDIN" ||
+				fail "$path: COPY of $t failed"
+		done ;;
 	esac
 	echo "$path: floors on b $(q_at "$port_b" -c "SELECT string_agg(shard || '=' || coalesce(floor_id::text, 'NULL'), ' ' ORDER BY shard) FROM shardid.shard_registry")"
 	if [ $crash = 1 ]; then

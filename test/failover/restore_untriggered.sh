@@ -28,7 +28,11 @@
 # DDL follows their rows, and nothing refuses: issue 35 asked for a
 # refusal): there the full doctor() must name exactly the shards whose
 # rows came after their floor, and the README's step, raise_floor() of
-# each, comes before the ids.
+# each, comes before the ids.  Since 1.4's hooks (a write of explicit ids
+# raises the floor at its end in a session that loaded shardid) the doctor
+# names nothing there, but for data without preloading (PostgreSQL 17+ in
+# strict mode through the shared memory registry: pg_restore's session
+# never loads the library).
 #
 # Found on 108764a: every path but schema_data_dt's shard 9 gave 2,000 of
 # 2,000 new ids below the restored ones in at least one table, with no
@@ -130,10 +134,12 @@ for path in schema_data schema_data_dt data set_schema rename; do
 	                           WHERE problem = 'stored ids ahead of the shard''s ids'")
 	case $path in
 	schema_data | data)
-		case $path in
-		schema_data) want="shard 9: tenant_9.a.id" ;;
-		data) want="shard 5: s_005.a.id, shard 9: tenant_9.a.id" ;;
-		esac
+		# the COPYs of a session that loaded shardid raised the floors
+		# (preloaded; else once the registry's trigger loaded it, as
+		# schema_data restores the registry before tenant_9's rows)
+		want=""
+		[ $path = data ] && [ "$strict_conf" != "shared_preload_libraries = 'shardid'" ] &&
+			want="shard 5: s_005.a.id, shard 9: tenant_9.a.id"
 		echo "$path: doctor() names ${named:-nothing}; the step: raise_floor() of each"
 		expect "$named" = "$want" "$path: the shards doctor() names before the step"
 		q_at "$port_b" -c "SELECT shardid.raise_floor(shard) FROM shardid.shard_registry" >/dev/null ||
