@@ -159,7 +159,9 @@ ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 
 -- schema shardid_internal is made by the install or update (1.4): one that
--- exists already is refused, a superuser's and empty or not
+-- exists already is refused, a superuser's and empty or not (no CONTEXT:
+-- from PostgreSQL 17 on it quotes the script)
+\set SHOW_CONTEXT never
 DROP EXTENSION shardid;
 CREATE SCHEMA shardid_internal;
 CREATE EXTENSION shardid;
@@ -173,6 +175,7 @@ CREATE FUNCTION shardid_internal.doctor_mark() RETURNS integer LANGUAGE sql AS '
 ALTER FUNCTION shardid_internal.doctor_mark() OWNER TO regress_shardid_internal;
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+\set SHOW_CONTEXT errors
 DROP SCHEMA shardid_internal CASCADE;
 DROP ROLE regress_shardid_internal;
 ALTER EXTENSION shardid UPDATE;
