@@ -89,11 +89,12 @@ SELECT * FROM shardid.citus_distribute_shard('c7', 7);
 SELECT * FROM shardid.citus_doctor();
 
 -- administrative functions are not for PUBLIC
-SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run
-FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
+SELECT p.pronamespace::regnamespace AS schema, p.proname,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run
+FROM pg_proc p WHERE p.pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace)
   AND p.proname IN ('set_id', 'citus_use_trigger', 'citus_distribute_shard', 'citus_doctor',
                     'create_shards', 'create_local_shards', 'citus_guard', 'citus_guard_ddl')
-ORDER BY 1;
+ORDER BY 1, 2;
 
 -- event trigger shardid_citus_guard without Citus: it is there, and leaves
 -- every table as made, also one beside a set_id() table with a next_id()
@@ -108,6 +109,6 @@ SELECT c.relname, pg_get_expr(d.adbin, d.adrelid) AS id_default,
 FROM pg_class c LEFT JOIN pg_attrdef d ON d.adrelid = c.oid
 WHERE c.oid IN ('c7.late'::regclass, 'c7.late2'::regclass) ORDER BY 1;
 -- its function is for the event trigger only
-SELECT shardid.citus_guard();
+SELECT shardid_internal.citus_guard();
 
 DROP SCHEMA c7 CASCADE;

@@ -53,10 +53,10 @@ SELECT * FROM conv_default;
 SELECT tab, id_column, shard, legacy_below, converted_by FROM shardid.legacy_ids ORDER BY tab::text;
 -- the doctor does not take legacy ids for rows of another shard
 SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
-SELECT shardid.rows_of_other_shards('conv.users', 'id', 42);
+SELECT shardid_internal.rows_of_other_shards('conv.users', 'id', 42);
 -- nor after the column is renamed (the boundary is the table's)
 ALTER TABLE conv.users RENAME COLUMN id TO user_id;
-SELECT shardid.rows_of_other_shards('conv.users', 'user_id', 42);
+SELECT shardid_internal.rows_of_other_shards('conv.users', 'user_id', 42);
 SELECT problem, object FROM shardid.doctor() WHERE problem <> 'epoch not set';
 ALTER TABLE conv.users RENAME COLUMN user_id TO id;
 

@@ -18,7 +18,15 @@ CREATE TABLE app_template.photos (
 CREATE INDEX ON app_template.photos (user_id);
 CREATE TABLE app_template.settings (key text PRIMARY KEY, value text);
 
+-- The deprecated names (create_shards(), create_local_shards(), both
+-- provision_shards() and mark_status()) work, and each warns the first time
+-- a session calls it, naming what replaces it and the release that removes
+-- it: create_shards() warns here and not at its next calls, below.
 SELECT * FROM shardid.create_shards('app_template', ARRAY[1, 2, 42], use_sequence => true);
+SELECT count(*) FROM shardid.mark_status();
+SELECT count(*) FROM shardid.mark_status();
+-- internal names are refused
+SELECT shardid_internal.warn_deprecated('add_shards');
 -- every DEFAULT names its shard and its own CACHE 1 sequence
 SELECT schema_name, table_name, column_name, shard, default_expr, sequence_name
 FROM shardid.id_defaults ORDER BY 1, 2;
@@ -124,14 +132,15 @@ DROP ROLE shards_other;
 SELECT * FROM shardid.create_local_shards('app_template', ARRAY[87], use_sequence => true);
 SELECT * FROM shardid.create_local_shards('app_template', NULL);
 -- the surface: one entry point, the deprecated names, the private work
-SELECT p.proname, p.prokind, p.pronargs,
+-- (in schema shardid_internal)
+SELECT p.pronamespace::regnamespace AS schema, p.proname, p.prokind, p.pronargs,
        CASE WHEN obj_description(p.oid, 'pg_proc') LIKE 'private:%' THEN 'private'
             WHEN obj_description(p.oid, 'pg_proc') LIKE 'deprecated (1.3):%' THEN 'deprecated'
             ELSE 'public' END AS kind
-FROM pg_proc p WHERE p.pronamespace = 'shardid'::regnamespace
+FROM pg_proc p WHERE p.pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace)
   AND p.proname IN ('add_shards', 'create_shards', 'create_local_shards', 'provision_shards',
                     'make_shards', 'make_local_shards', 'shards_distributed', 'default_uses_sequence')
-ORDER BY 4 DESC, 1, 3;
+ORDER BY 5 DESC, 2, 4;
 DROP SCHEMA shard_0080, shard_0081, shard_0082, shard_0083, shard_0084, shard_0087,
             shard_0090, shard_0091, shard_0092, shard_0093, shard_0094 CASCADE;
 SELECT count(*) FROM (SELECT shardid.unregister_shard(shard) FROM shardid.shard_registry

@@ -3,7 +3,8 @@
 -- default version with exactly the objects, owners, privileges and
 -- definitions of a fresh install (for tables and views also their triggers,
 -- policies, column comments and column privileges; for the event trigger its
--- event, tags, function and owner).
+-- event, tags, function and owner; for schema shardid_internal its owner and
+-- privileges; a function's schema is in its name).
 SELECT name, version, superuser, trusted, relocatable, schema
 FROM pg_available_extension_versions WHERE name = 'shardid' ORDER BY version;
 
@@ -42,6 +43,9 @@ SELECT pg_describe_object(d.classid, d.objid, 0) AS object,
                            FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                              AND a.attacl IS NOT NULL))
             FROM pg_class c WHERE c.oid = d.objid)
+       WHEN 'pg_namespace'::regclass THEN
+           (SELECT format('owner %s acl %s', pg_get_userbyid(n.nspowner), n.nspacl)
+            FROM pg_namespace n WHERE n.oid = d.objid)
        WHEN 'pg_event_trigger'::regclass THEN
            (SELECT format('owner %s event %s tags %s function %s enabled %s', pg_get_userbyid(e.evtowner),
                           e.evtevent, e.evttags, e.evtfoid::regprocedure, e.evtenabled)
@@ -153,6 +157,35 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 DROP FUNCTION shardid.planted();
 ALTER EXTENSION shardid UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+
+-- schema shardid_internal is made by the install or update (1.4): one that
+-- exists already is refused, a superuser's and empty or not (no CONTEXT:
+-- from PostgreSQL 17 on it quotes the script)
+\set SHOW_CONTEXT never
+DROP EXTENSION shardid;
+CREATE SCHEMA shardid_internal;
+CREATE EXTENSION shardid;
+CREATE EXTENSION shardid VERSION '1.3';
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+DROP SCHEMA shardid_internal;
+CREATE ROLE regress_shardid_internal;
+CREATE SCHEMA shardid_internal AUTHORIZATION regress_shardid_internal;
+CREATE FUNCTION shardid_internal.doctor_mark() RETURNS integer LANGUAGE sql AS 'SELECT 1';
+ALTER FUNCTION shardid_internal.doctor_mark() OWNER TO regress_shardid_internal;
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+\set SHOW_CONTEXT errors
+DROP SCHEMA shardid_internal CASCADE;
+DROP ROLE regress_shardid_internal;
+ALTER EXTENSION shardid UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+-- nothing but shardid's own in shardid_internal either: doctor() and the
+-- end of every install and update (check_no_foreign_objects()) name it
+CREATE FUNCTION shardid_internal.planted() RETURNS integer LANGUAGE sql AS 'SELECT 1';
+SELECT * FROM shardid_internal.foreign_objects();
+SELECT shardid.check_no_foreign_objects();
+DROP FUNCTION shardid_internal.planted();
 
 -- a 1.0 database with logical shards: the update registers each shard that
 -- exactly one schema claims, and leaves the ambiguous ones to doctor()

@@ -22,14 +22,14 @@
  *
  * next_id() is called through the function manager, as SQL would call it.
  *
- * shardid.citus_guard() is the event trigger (ddl_command_end) that gives
+ * shardid_internal.citus_guard() is the event trigger (ddl_command_end) that gives
  * a table made in, or moved into, a Citus tenant schema its ids where its
  * rows are stored.  Its C part only decides, cheaply, whether there is
  * anything to look at: Citus's catalog exists, and the command that fired
  * is the statement the client sent (Citus converts only those into tenant
  * tables; the CREATE TABLE and ALTER TABLE commands Citus itself runs
  * inside its functions are left alone).  The rest is the SQL function
- * shardid.citus_guard_ddl(), called through the function manager.
+ * shardid_internal.citus_guard_ddl(), called through the function manager.
  *
  * src/citus.c
  *
@@ -326,7 +326,7 @@ shardid_citus_guard(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("shardid.citus_guard() must be fired by an event trigger")));
+				 errmsg("shardid_internal.citus_guard() must be fired by an event trigger")));
 	trigdata = (EventTriggerData *) fcinfo->context;
 
 	/* without Citus in this database: one catalog cache lookup */
@@ -336,7 +336,7 @@ shardid_citus_guard(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	/*
-	 * shardid.citus_guard_ddl(), in the schema of this function; called
+	 * shardid_internal.citus_guard_ddl(), in the schema of this function; called
 	 * through the function manager, which checks no EXECUTE privilege (it
 	 * is not PUBLIC's) and applies its SET search_path
 	 */

@@ -205,7 +205,7 @@ apply_floor(int32 shard, int64 floor_id)
 PG_FUNCTION_INFO_V1(shardid_registry_floor);
 
 /*
- * shardid.registry_floor(): the BEFORE INSERT OR UPDATE row trigger
+ * shardid_internal.registry_floor(): the BEFORE INSERT OR UPDATE row trigger
  * registry_set_floor on shardid.shard_registry (after registry_guard, which
  * checks the writer and the schema).  Sets the row's floor_id and applies
  * it (see the file's header).
@@ -233,12 +233,12 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 		TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("shardid.registry_floor() must be a BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger")));
+				 errmsg("shardid_internal.registry_floor() must be a BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger")));
 	rel = trigdata->tg_relation;
 	if (RelationGetRelid(rel) != shardid_registry_relid())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("shardid.registry_floor() is a trigger of shardid.shard_registry only")));
+				 errmsg("shardid_internal.registry_floor() is a trigger of shardid.shard_registry only")));
 	tupdesc = RelationGetDescr(rel);
 	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
 		trigdata->tg_newtuple : trigdata->tg_trigtuple;
@@ -703,7 +703,7 @@ static List *subscription_tables = NIL;
 PG_FUNCTION_INFO_V1(shardid_floor_before_ddl);
 
 /*
- * shardid.floor_before_ddl(): the event trigger shardid_floor_subscription
+ * shardid_internal.floor_before_ddl(): the event trigger shardid_floor_subscription
  * at the start of every DROP SUBSCRIPTION and ALTER SUBSCRIPTION: remembers
  * the tables of the subscription (pg_subscription_rel) for the end of the
  * command.
@@ -722,7 +722,7 @@ shardid_floor_before_ddl(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("shardid.floor_before_ddl() must be an event trigger on ddl_command_start")));
+				 errmsg("shardid_internal.floor_before_ddl() must be an event trigger on ddl_command_start")));
 	trigdata = (EventTriggerData *) fcinfo->context;
 	list_free(subscription_tables);
 	subscription_tables = NIL;
@@ -773,7 +773,7 @@ shardid_floor_before_ddl(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(shardid_floor_after_ddl);
 
 /*
- * shardid.floor_after_ddl(): the event trigger shardid_floor at the end of
+ * shardid_internal.floor_after_ddl(): the event trigger shardid_floor at the end of
  * every CREATE INDEX and ALTER TABLE.  Where the command made a key or index
  * of a table (or brought rows in: a partition attached, triggers enabled
  * again, the table moved by SET SCHEMA) whose schema, or the schema of a
@@ -812,7 +812,7 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-				 errmsg("shardid.floor_after_ddl() must be an event trigger on ddl_command_end")));
+				 errmsg("shardid_internal.floor_after_ddl() must be an event trigger on ddl_command_end")));
 	trigdata = (EventTriggerData *) fcinfo->context;
 	if (IsBinaryUpgrade)
 		PG_RETURN_VOID();		/* pg_upgrade: tables without their files */

@@ -510,7 +510,7 @@ shardid_stored_newest_sql(PG_FUNCTION_ARGS)
 }
 
 /*
- * shardid.shard_stamps(OUT shard integer, OUT last_id bigint, OUT lead_ms
+ * shardid_internal.shard_stamps(OUT shard integer, OUT last_id bigint, OUT lead_ms
  * bigint, OUT ids bigint, OUT waits bigint): the strict-mode state of
  * every shard of the server (shared by its databases): the last id it
  * stamped (or was seeded or floored to), how far that lies ahead of the
@@ -601,7 +601,7 @@ mark_columns(Datum *values, bool *nulls, int *i, ShardidSharedKind kind,
 }
 
 /*
- * shardid.can_commit(): whether the procedure that calls it may commit,
+ * shardid_internal.can_commit(): whether the procedure that calls it may commit,
  * as PL/pgSQL's COMMIT judges it: called by CALL outside a transaction
  * block (nor from a function, nor inside an EXCEPTION block).  add_shards()
  * asks before it makes anything, so that a CALL inside a transaction block
@@ -613,6 +613,71 @@ Datum
 shardid_can_commit(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_BOOL(SPI_inside_nonatomic_context());
+}
+
+/*
+ * The deprecated routines, each with what replaces it.  Each warns the first
+ * time a session calls it (the state is this backend's, whether the library
+ * was preloaded or loaded by the call: a custom setting under the prefix
+ * shardid. would be refused once the library reserves the prefix).
+ */
+static const struct
+{
+	const char *key;			/* what the routine passes */
+	const char *routine;		/* its name, as the warning says it */
+	const char *replacement;	/* the hint */
+}			deprecated_routines[] =
+{
+	{"mark_status", "shardid.mark_status()",
+	"Use SELECT ... FROM shardid.info(): it has these columns, stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound."},
+	{"create_shards", "shardid.create_shards()",
+	"Use CALL shardid.add_shards(template, shards, in_batches => false)."},
+	{"create_local_shards", "shardid.create_local_shards()",
+	"Use CALL shardid.add_shards(template, shards, distribute => false, in_batches => false)."},
+	{"provision_shards(shards)", "shardid.provision_shards(template, shards)",
+	"Use CALL shardid.add_shards(template, shards)."},
+	{"provision_shards(first_shard, last_shard)", "shardid.provision_shards(template, first_shard, last_shard)",
+	"Use CALL shardid.add_shards(template, first_shard => f, last_shard => l)."},
+};
+
+static bool deprecated_warned[lengthof(deprecated_routines)];
+
+/* the warning of a deprecated routine, once per session */
+static void
+warn_deprecated(const char *key)
+{
+	int			i;
+
+	for (i = 0; i < (int) lengthof(deprecated_routines); i++)
+	{
+		if (strcmp(deprecated_routines[i].key, key) != 0)
+			continue;
+		if (!deprecated_warned[i])
+		{
+			deprecated_warned[i] = true;
+			ereport(WARNING,
+					(errcode(ERRCODE_WARNING_DEPRECATED_FEATURE),
+					 errmsg("%s is deprecated and will be removed in shardid 2.0",
+							deprecated_routines[i].routine),
+					 errhint("%s", deprecated_routines[i].replacement)));
+		}
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("\"%s\" is not a deprecated routine of shardid", key)));
+}
+
+/*
+ * shardid_internal.warn_deprecated(routine text): the deprecated routines
+ * of SQL call it first
+ */
+PG_FUNCTION_INFO_V1(shardid_warn_deprecated);
+Datum
+shardid_warn_deprecated(PG_FUNCTION_ARGS)
+{
+	warn_deprecated(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	PG_RETURN_VOID();
 }
 
 /*
@@ -633,6 +698,7 @@ shardid_mark_status(PG_FUNCTION_ARGS)
 	bool		nulls[MARK_COLUMNS + 2];
 	int			i = 0;
 
+	warn_deprecated("mark_status");
 	shardid_shared_attach();
 	kind = shardid_shared_kind();
 	memset(nulls, 0, sizeof(nulls));

@@ -567,14 +567,14 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 PG_FUNCTION_INFO_V1(shardid_id_column_readable);
 
 /*
- * shardid.id_column_readable(tab oid, col smallint, nowait boolean):
+ * shardid_internal.id_column_readable(tab oid, col smallint, nowait boolean):
  * whether the floor step reads column col of table tab (a bigint or a
  * domain over it, a key column of a readable index: id_key_position());
  * NULL when there is no such column, or with nowait when another session
  * holds a lock that conflicts with ACCESS SHARE (doctor() waits for no
  * lock).  From the relation cache: registration asks it of every id column
  * of a schema, doctor() of every id column of the database, and only what
- * it refuses gets its reason (shardid.id_column_unreadable()).
+ * it refuses gets its reason (shardid_internal.id_column_unreadable()).
  */
 Datum
 shardid_id_column_readable(PG_FUNCTION_ARGS)

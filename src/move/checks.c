@@ -899,12 +899,12 @@ check_floor_readable(void)
 	char	   *has = NULL;
 
 	if (!get_value(&M.from, &has,
-				   "SELECT pg_catalog.to_regprocedure('shardid.check_id_columns(name)')::pg_catalog.text", 0))
+				   "SELECT pg_catalog.to_regprocedure('shardid_internal.check_id_columns(name)')::pg_catalog.text", 0))
 		refuse("could not query the --from server: %s", db_error());
 	if (has == NULL)
 		return 0;
 	free(has);
-	if (exec_sql(&M.from, "SELECT shardid.check_id_columns($1::pg_catalog.name)", 1, M.schema))
+	if (exec_sql(&M.from, "SELECT shardid_internal.check_id_columns($1::pg_catalog.name)", 1, M.schema))
 		return 0;
 	error_msg("the --to server would refuse to register shard %d: %s", M.shard, db_error());
 	hint_msg("Give the column a btree index (or the bigint type) on the --from server first: "

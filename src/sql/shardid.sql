@@ -32,17 +32,76 @@
 -- (functions are executable by PUBLIC by default, views need a grant below)
 GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
 
--- Every object in schema shardid that is not shardid's own: anything that
--- is not a member of the extension (or part of a member, like a table's
--- row type), and any member that a role which is no superuser owns (the
+-- Schema shardid_internal (1.4): the functions shardid is built from that
+-- are no part of its API (the doctor's checks, provisioning's steps, the
+-- triggers of its own tables and its event triggers), so that \df shardid.*
+-- lists what users call.  This script makes it: no role but a superuser
+-- ever had a chance to put anything in it, so a schema of that name that
+-- exists already is refused, whoever owns it and whatever it holds (schema
+-- shardid may exist before CREATE EXTENSION and is checked by section 0).
+-- Every privilege on it but USAGE is taken from everyone else (default
+-- privileges on schemas may have granted some); PUBLIC keeps USAGE: doctor()
+-- and add_shards() run as their caller and call its functions.
+DO $internal$
+DECLARE
+    s record;
+BEGIN
+    SELECT n.nspname, n.nspowner, r.rolsuper,
+           (SELECT pg_catalog.count(*) FROM pg_catalog.pg_depend d
+            WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass::pg_catalog.oid
+              AND d.refobjid OPERATOR(pg_catalog.=) n.oid) AS objects
+    INTO s
+    FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) n.nspowner
+    WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid_internal';
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "shardid_internal" exists already'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = pg_catalog.format('Its owner is role %I%s; objects in it: %s.  shardid makes this schema itself, for functions that run with the rights of superusers, so that no other role could have created anything in it.',
+                                             pg_catalog.pg_get_userbyid(s.nspowner),
+                                             CASE WHEN s.rolsuper THEN '' ELSE ', which is not a superuser' END,
+                                             s.objects),
+                  HINT = 'A superuser should find out who created it and what it holds, drop it or rename it (ALTER SCHEMA shardid_internal RENAME TO ...), and run the command again.';
+    END IF;
+END
+$internal$;
+
+CREATE SCHEMA shardid_internal;
+
+COMMENT ON SCHEMA shardid_internal IS
+'shardid''s private functions (not its API: they may change in any release)';
+
+DO $internal$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT a.grantee, a.grantor
+        FROM pg_catalog.pg_namespace s, pg_catalog.aclexplode(s.nspacl) a
+        WHERE s.nspname OPERATOR(pg_catalog.=) 'shardid_internal' AND a.grantee OPERATOR(pg_catalog.<>) s.nspowner
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid_internal FROM %s GRANTED BY %I CASCADE',
+                                  CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                                  pg_catalog.pg_get_userbyid(g.grantor));
+    END LOOP;
+END
+$internal$;
+GRANT USAGE ON SCHEMA shardid_internal TO PUBLIC;
+
+-- Every object in schema shardid (or shardid_internal, 1.4) that is not
+-- shardid's own: anything that is not a member of the extension (or part
+-- of a member, like a table's row type), and any member that a role which is no superuser owns (the
 -- extension's owner can add its own objects with ALTER EXTENSION ... ADD).
 -- doctor() reports them; check_no_foreign_objects() refuses them, here and
 -- at the end of every install and update (section 9).
-CREATE FUNCTION foreign_objects(OUT object text, OUT owner name)
+CREATE FUNCTION shardid_internal.foreign_objects(OUT object text, OUT owner name)
 RETURNS SETOF record
 AS $$
 WITH RECURSIVE ext AS (
     SELECT e.oid AS extoid, e.extnamespace AS ns FROM pg_extension e WHERE e.extname = 'shardid'
+    UNION ALL
+    SELECT e.oid, n.oid FROM pg_extension e, pg_namespace n
+    WHERE e.extname = 'shardid' AND n.nspname = 'shardid_internal'
 ), ours(classid, objid) AS (
     SELECT d.classid, d.objid FROM pg_depend d, ext
     WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.extoid AND d.deptype = 'e'
@@ -75,8 +134,8 @@ ORDER BY 1
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION foreign_objects() IS
-'objects in schema shardid that are not shardid''s own, or that a role which is no superuser owns; doctor() reports them';
+COMMENT ON FUNCTION shardid_internal.foreign_objects() IS
+'objects in schemas shardid and shardid_internal that are not shardid''s own, or that a role which is no superuser owns; doctor() reports them';
 
 CREATE FUNCTION check_no_foreign_objects()
 RETURNS void
@@ -85,7 +144,7 @@ DECLARE
     found_objects text;
 BEGIN
     SELECT string_agg(format('%s (owner %s)', f.object, f.owner), ', ')
-    INTO found_objects FROM shardid.foreign_objects() f;
+    INTO found_objects FROM shardid_internal.foreign_objects() f;
     IF found_objects IS NOT NULL THEN
         RAISE EXCEPTION 'schema shardid holds objects that are not part of extension shardid'
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -322,13 +381,13 @@ COMMENT ON FUNCTION info() IS
 -- server, whatever database stamps them): the last id, its lead over the
 -- clock, ids and waits since the server started.  Shared memory only:
 -- cheap to scrape at 8,192 shards.
-CREATE FUNCTION shard_stamps(OUT shard integer, OUT last_id bigint,
+CREATE FUNCTION shardid_internal.shard_stamps(OUT shard integer, OUT last_id bigint,
                              OUT lead_ms bigint, OUT ids bigint, OUT waits bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'shardid_shard_stamps'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
-COMMENT ON FUNCTION shard_stamps() IS
+COMMENT ON FUNCTION shardid_internal.shard_stamps() IS
 'private, for the view shard_state: in strict mode every shard''s last id (stamped, or where a start, a floor or raise_high_water() set it), its lead over the clock in ms, ids and clock waits since the server started; no rows in session mode or before the first id after a start';
 
 -- =====================================================================
@@ -426,7 +485,7 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.mark_status() IS
-'deprecated in 1.3 (removed in a later release): the same columns are in info(), stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound; stored_unindexed is 0';
+'deprecated in 1.3 (removed in 2.0): the same columns are in info(), stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound; stored_unindexed is 0';
 
 -- What the floor step reads for a shard, for doctor() and superusers.
 CREATE FUNCTION shardid.stored_ids(shard integer,
@@ -450,7 +509,7 @@ REVOKE EXECUTE ON FUNCTION shardid.stored_ids(integer) FROM PUBLIC;
 -- evaluating it: whether it calls one of the given next_id() functions, the
 -- one-argument form or not, the shard when it is a constant, and the
 -- sequence when the seq argument is nextval() of a constant.
-CREATE FUNCTION default_call(expr pg_node_tree,
+CREATE FUNCTION shardid_internal.default_call(expr pg_node_tree,
                              next_id_seq regprocedure,
                              next_id_counter regprocedure,
                              OUT calls_next_id boolean,
@@ -461,18 +520,18 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'shardid_default_call'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION default_call(pg_node_tree, regprocedure, regprocedure) IS
+COMMENT ON FUNCTION shardid_internal.default_call(pg_node_tree, regprocedure, regprocedure) IS
 'the next_id() call a stored DEFAULT expression makes, read from its tree: form, constant shard, sequence';
 
 -- pg_get_expr() locks the table to read its column names, and another
 -- session may hold that lock as long as it likes (its temporary table, a
 -- long ALTER TABLE): the views and doctor() would wait with it.
-CREATE FUNCTION default_text(expr pg_node_tree, tab oid)
+CREATE FUNCTION shardid_internal.default_text(expr pg_node_tree, tab oid)
 RETURNS text
 AS 'MODULE_PATHNAME', 'shardid_default_text'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION default_text(pg_node_tree, oid) IS
+COMMENT ON FUNCTION shardid_internal.default_text(pg_node_tree, oid) IS
 'a stored DEFAULT as text, or NULL at once when its table is locked by another session (tab 0: a domain''s DEFAULT)';
 
 -- Every column whose DEFAULT calls next_id(): its own DEFAULT, or, for a
@@ -488,7 +547,7 @@ SELECT (SELECT n.nspname FROM pg_catalog.pg_namespace n WHERE n.oid = c.relnames
        a.attname AS column_name,
        c.oid AS table_oid,
        dc.shard::bigint AS shard,
-       shardid.default_text(x.expr, x.expr_table) AS default_expr,
+       shardid_internal.default_text(x.expr, x.expr_table) AS default_expr,
        dc.sequence AS sequence_name,
        a.atttypid::regtype AS column_type,
        dc.counter AS sequence_free,
@@ -519,7 +578,7 @@ FROM (SELECT d.adrelid AS relid, d.adnum AS attnum, d.adbin AS expr, d.adrelid A
 JOIN pg_catalog.pg_class c ON c.oid = x.relid
 JOIN pg_catalog.pg_attribute a ON a.attrelid = x.relid AND a.attnum = x.attnum
 JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
-CROSS JOIN LATERAL shardid.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
+CROSS JOIN LATERAL shardid_internal.default_call(x.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
                                         'shardid.next_id(integer)'::regprocedure) dc
 WHERE c.relkind IN ('r', 'p');
 
@@ -563,7 +622,7 @@ GRANT INSERT, DELETE ON shard_registry TO pg_database_owner;
 -- is now, and roles a superuser granted INSERT (to register) or DELETE (to
 -- unregister) on shardid.shard_registry by name.  Every write, through
 -- register_shard() or not, passes this check (trigger registry_guard).
-CREATE FUNCTION check_registry_writer(what text)
+CREATE FUNCTION shardid_internal.check_registry_writer(what text)
 RETURNS void
 AS $$
 DECLARE
@@ -585,11 +644,11 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION check_registry_writer(text) IS
+COMMENT ON FUNCTION shardid_internal.check_registry_writer(text) IS
 'raise an error unless the current role may write shardid.shard_registry';
 
 -- every row written to the registry, by whatever statement
-CREATE FUNCTION registry_guard()
+CREATE FUNCTION shardid_internal.registry_guard()
 RETURNS trigger
 AS $$
 BEGIN
@@ -601,7 +660,7 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Use shardid.unregister_shard() and shardid.register_shard(); shardid.raise_floor() raises a shard''s floor.';
     END IF;
-    PERFORM shardid.check_registry_writer(CASE TG_OP WHEN 'DELETE' THEN 'unregister' ELSE 'register' END);
+    PERFORM shardid_internal.check_registry_writer(CASE TG_OP WHEN 'DELETE' THEN 'unregister' ELSE 'register' END);
     IF TG_OP = 'UPDATE' THEN
         RETURN NEW;
     END IF;
@@ -630,12 +689,15 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION registry_guard() IS
+COMMENT ON FUNCTION shardid_internal.registry_guard() IS
 'trigger on shardid.shard_registry: checks who writes it and what (no system schema, the schema exists), and records who did';
+
+-- a trigger function: no one calls it (1.4)
+REVOKE EXECUTE ON FUNCTION shardid_internal.registry_guard() FROM PUBLIC;
 
 CREATE TRIGGER registry_guard
     BEFORE INSERT OR UPDATE OR DELETE ON shard_registry
-    FOR EACH ROW EXECUTE FUNCTION registry_guard();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal.registry_guard();
 
 ALTER TABLE shard_registry ENABLE ALWAYS TRIGGER registry_guard;
 
@@ -649,19 +711,19 @@ ALTER TABLE shard_registry ENABLE ALWAYS TRIGGER registry_guard;
 -- (a restore of the registry's rows) is kept; others are not taken.  The
 -- trigger is ALWAYS, so a subscription's apply raises it too; it fires
 -- after registry_guard (triggers fire in name order).
-CREATE FUNCTION shardid.registry_floor()
+CREATE FUNCTION shardid_internal.registry_floor()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'shardid_registry_floor'
 LANGUAGE C;
 
-COMMENT ON FUNCTION shardid.registry_floor() IS
+COMMENT ON FUNCTION shardid_internal.registry_floor() IS
 'BEFORE row trigger on shardid.shard_registry: raises the row''s floor_id to the newest id of the shard stored in its schema and applies it (strict mode)';
 
-REVOKE EXECUTE ON FUNCTION shardid.registry_floor() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION shardid_internal.registry_floor() FROM PUBLIC;
 
 CREATE TRIGGER registry_set_floor
     BEFORE INSERT OR UPDATE ON shardid.shard_registry
-    FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal.registry_floor();
 
 ALTER TABLE shardid.shard_registry ENABLE ALWAYS TRIGGER registry_set_floor;
 
@@ -738,19 +800,19 @@ REVOKE EXECUTE ON FUNCTION shardid.apply_floors() FROM PUBLIC;
 -- whole-database restore, a schema restored into a registered one,
 -- pg_restore -j and --clean need no step.  ALWAYS: also under
 -- session_replication_role = replica.
-CREATE FUNCTION shardid.floor_after_ddl()
+CREATE FUNCTION shardid_internal.floor_after_ddl()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'shardid_floor_after_ddl'
 LANGUAGE C;
 
-COMMENT ON FUNCTION shardid.floor_after_ddl() IS
+COMMENT ON FUNCTION shardid_internal.floor_after_ddl() IS
 'event trigger function of shardid_floor: raises the floor of a registered shard when a key or index of one of its tables is made (a restore''s post-data section)';
 
-REVOKE ALL ON FUNCTION shardid.floor_after_ddl() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal.floor_after_ddl() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_floor ON ddl_command_end
     WHEN TAG IN ('CREATE INDEX', 'ALTER TABLE', 'ALTER SCHEMA', 'DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
-    EXECUTE FUNCTION shardid.floor_after_ddl();
+    EXECUTE FUNCTION shardid_internal.floor_after_ddl();
 
 ALTER EVENT TRIGGER shardid_floor ENABLE ALWAYS;
 
@@ -762,19 +824,19 @@ COMMENT ON EVENT TRIGGER shardid_floor IS
 -- its tables are read from pg_subscription_rel at the start of the command
 -- (DROP SUBSCRIPTION removes them), and read at its end, once its workers
 -- have stopped.
-CREATE FUNCTION shardid.floor_before_ddl()
+CREATE FUNCTION shardid_internal.floor_before_ddl()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'shardid_floor_before_ddl'
 LANGUAGE C;
 
-COMMENT ON FUNCTION shardid.floor_before_ddl() IS
+COMMENT ON FUNCTION shardid_internal.floor_before_ddl() IS
 'event trigger function of shardid_floor_subscription: remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
 
-REVOKE ALL ON FUNCTION shardid.floor_before_ddl() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal.floor_before_ddl() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_floor_subscription ON ddl_command_start
     WHEN TAG IN ('DROP SUBSCRIPTION', 'ALTER SUBSCRIPTION')
-    EXECUTE FUNCTION shardid.floor_before_ddl();
+    EXECUTE FUNCTION shardid_internal.floor_before_ddl();
 
 ALTER EVENT TRIGGER shardid_floor_subscription ENABLE ALWAYS;
 
@@ -785,12 +847,12 @@ COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
 -- fast test before id_column_unreadable() says why not.  With nowait, NULL
 -- at once when another session holds the table in ACCESS EXCLUSIVE mode
 -- (doctor() waits for no lock).
-CREATE FUNCTION id_column_readable(tab oid, col smallint, nowait boolean DEFAULT false)
+CREATE FUNCTION shardid_internal.id_column_readable(tab oid, col smallint, nowait boolean DEFAULT false)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'shardid_id_column_readable'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
-COMMENT ON FUNCTION id_column_readable(oid, smallint, boolean) IS
+COMMENT ON FUNCTION shardid_internal.id_column_readable(oid, smallint, boolean) IS
 'private: whether the floor step reads the ids of a column (a bigint key column, at any position, of a valid btree index without a predicate); with nowait, NULL when the table is locked';
 
 -- Why the floor step cannot read the ids of column col of table tab, or
@@ -798,7 +860,7 @@ COMMENT ON FUNCTION id_column_readable(oid, smallint, boolean) IS
 -- any key position of a valid btree index without a predicate, as int8_ops
 -- (src/stored.c, id_key_position()).  For registration, which refuses what
 -- it cannot read, and doctor().
-CREATE FUNCTION id_column_unreadable(tab oid, col smallint)
+CREATE FUNCTION shardid_internal.id_column_unreadable(tab oid, col smallint)
 RETURNS text
 AS $$
     SELECT CASE
@@ -846,11 +908,11 @@ AS $$
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION id_column_unreadable(oid, smallint) IS
+COMMENT ON FUNCTION shardid_internal.id_column_unreadable(oid, smallint) IS
 'private: why the floor step cannot read the ids of a column (its type, its indexes), or NULL when it can';
 
 -- The statement that makes an id column readable.
-CREATE FUNCTION id_column_fix(tab oid, col smallint)
+CREATE FUNCTION shardid_internal.id_column_fix(tab oid, col smallint)
 RETURNS text
 AS $$
     SELECT CASE
@@ -868,7 +930,7 @@ AS $$
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION id_column_fix(oid, smallint) IS
+COMMENT ON FUNCTION shardid_internal.id_column_fix(oid, smallint) IS
 'private: the statement that lets the floor step read an id column: a bigint type, a plain btree index (a primary key where the table has none)';
 
 -- Registration reads the newest id of every id column of the schema: a
@@ -877,7 +939,7 @@ COMMENT ON FUNCTION id_column_fix(oid, smallint) IS
 -- it, before the shard is registered.  The schema's tables are found
 -- through pg_depend's index (the cost follows the schema, not the
 -- database: provisioning registers thousands).
-CREATE FUNCTION check_id_columns(schema_name name)
+CREATE FUNCTION shardid_internal.check_id_columns(schema_name name)
 RETURNS void
 AS $$
 DECLARE
@@ -906,21 +968,21 @@ BEGIN
                                                AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                                                   'shardid.next_id(integer)'::regprocedure)
                                WHERE t.oid = a.atttypid AND t.typtype = 'd' OFFSET 0)))
-          AND NOT coalesce(shardid.id_column_readable(c.oid, a.attnum), true)
+          AND NOT coalesce(shardid_internal.id_column_readable(c.oid, a.attnum), true)
         ORDER BY c.relname, a.attnum
     LOOP
-        r.reason := shardid.id_column_unreadable(r.tab, r.attnum);
+        r.reason := shardid_internal.id_column_unreadable(r.tab, r.attnum);
         CONTINUE WHEN r.reason IS NULL;
         RAISE EXCEPTION 'the ids of column "%" of table % cannot be read: %', r.attname, r.tab::regclass, r.reason
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Registering a shard reads the newest id of each id column of its schema through a btree index on the column (at any position of its key), so that new ids sort after the stored ones; restores raise the floor the same way.',
-                  HINT = 'Run ' || shardid.id_column_fix(r.tab, r.attnum) || ' then register the shard again.';
+                  HINT = 'Run ' || shardid_internal.id_column_fix(r.tab, r.attnum) || ' then register the shard again.';
     END LOOP;
 END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION check_id_columns(name) IS
+COMMENT ON FUNCTION shardid_internal.check_id_columns(name) IS
 'private: refuses a schema with an id column that the floor step cannot read, naming the reason and the fix';
 
 CREATE FUNCTION register_shard(shard integer, schema_name name)
@@ -935,7 +997,7 @@ BEGIN
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
     END IF;
-    PERFORM shardid.check_registry_writer('register');
+    PERFORM shardid_internal.check_registry_writer('register');
     IF to_regnamespace(quote_ident(schema_name)) IS NULL THEN
         RAISE EXCEPTION 'schema "%" does not exist', schema_name
             USING ERRCODE = 'invalid_schema_name';
@@ -958,7 +1020,7 @@ BEGIN
             USING ERRCODE = 'unique_violation',
                   DETAIL = 'A schema holds one logical shard.';
     END IF;
-    PERFORM shardid.check_id_columns(schema_name);
+    PERFORM shardid_internal.check_id_columns(schema_name);
     -- a registration whose schema was dropped gives way
     DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
     INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
@@ -975,7 +1037,7 @@ AS $$
 DECLARE
     n integer;
 BEGIN
-    PERFORM shardid.check_registry_writer('unregister');
+    PERFORM shardid_internal.check_registry_writer('unregister');
     DELETE FROM shardid.shard_registry r WHERE r.shard = unregister_shard.shard;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n > 0;
@@ -1148,7 +1210,7 @@ BEGIN
           SELECT c.relowner FROM pg_catalog.pg_class c
           WHERE c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.to_regnamespace(pg_catalog.quote_ident(schema_name))::oid
             AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])) o
-    WHERE NOT shardid.owner_trusted(o.owner);
+    WHERE NOT shardid_internal.owner_trusted(o.owner);
     IF owner_names IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" or its tables belong to role %', schema_name, owner_names
             USING ERRCODE = 'insufficient_privilege',
@@ -1379,7 +1441,7 @@ BEGIN
              WHERE p.partmethod OPERATOR(pg_catalog.=) 'n' AND p.repmodel OPERATOR(pg_catalog.<>) 't'
              ORDER BY c.schema_name, c.table_name LOOP
         FOR r IN SELECT * FROM pg_catalog.run_command_on_placements(t.table_oid::pg_catalog.regclass,
-                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
+                    pg_catalog.format('SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_trigger g WHERE g.tgrelid OPERATOR(pg_catalog.=) %%1$L::pg_catalog.regclass AND g.tgfoid OPERATOR(pg_catalog.=) %L::pg_catalog.regprocedure) OPERATOR(pg_catalog.||) %L OPERATOR(pg_catalog.||) shardid_internal.rows_of_other_shards(%%1$L::pg_catalog.regclass, %s, %s)',
                                       'shardid.set_id()', ' ',
                                       pg_catalog.replace(pg_catalog.quote_literal(t.id_column), '%', '%%'),
                                       t.shard)) LOOP
@@ -1468,7 +1530,7 @@ REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 -- create_distributed_table() and create_reference_table() are SELECTs,
 -- which fire no event trigger, and Citus offers no hook around them: a
 -- DEFAULT that was there before is found by the doctor only.
-CREATE FUNCTION citus_guard_ddl()
+CREATE FUNCTION shardid_internal.citus_guard_ddl()
 RETURNS void
 AS $$
 DECLARE
@@ -1540,7 +1602,7 @@ BEGIN
         FROM pg_catalog.pg_attrdef d
         JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid
              AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-        CROSS JOIN LATERAL shardid.default_call(d.adbin, 'shardid.next_id(integer,bigint)'::pg_catalog.regprocedure,
+        CROSS JOIN LATERAL shardid_internal.default_call(d.adbin, 'shardid.next_id(integer,bigint)'::pg_catalog.regprocedure,
                                                 'shardid.next_id(integer)'::pg_catalog.regprocedure) dc
         WHERE d.adrelid OPERATOR(pg_catalog.=) rel.oid
           AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype::oid
@@ -1680,24 +1742,24 @@ END
 $$ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION citus_guard_ddl() IS
+COMMENT ON FUNCTION shardid_internal.citus_guard_ddl() IS
 'the work of event trigger shardid_citus_guard on the Citus coordinator: the set_id() trigger for a table made in or moved into a tenant schema, next_id() DEFAULTs and set_id() triggers on tables distributed by a column and reference tables refused';
 
-REVOKE ALL ON FUNCTION citus_guard_ddl() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal.citus_guard_ddl() FROM PUBLIC;
 
-CREATE FUNCTION citus_guard()
+CREATE FUNCTION shardid_internal.citus_guard()
 RETURNS event_trigger
 AS 'MODULE_PATHNAME', 'shardid_citus_guard'
 LANGUAGE C;
 
-COMMENT ON FUNCTION citus_guard() IS
-'event trigger function of shardid_citus_guard: without Citus, or for a command a function runs, it returns at once; else it calls shardid.citus_guard_ddl()';
+COMMENT ON FUNCTION shardid_internal.citus_guard() IS
+'event trigger function of shardid_citus_guard: without Citus, or for a command a function runs, it returns at once; else it calls shardid_internal.citus_guard_ddl()';
 
-REVOKE ALL ON FUNCTION citus_guard() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal.citus_guard() FROM PUBLIC;
 
 CREATE EVENT TRIGGER shardid_citus_guard ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO', 'ALTER TABLE', 'CREATE TRIGGER')
-    EXECUTE FUNCTION shardid.citus_guard();
+    EXECUTE FUNCTION shardid_internal.citus_guard();
 
 COMMENT ON EVENT TRIGGER shardid_citus_guard IS
 'Citus guard rails: a table made in or moved into a tenant schema gets the shardid.set_id() trigger; next_id() DEFAULTs and set_id() triggers on tables distributed by a column and reference tables are refused';
@@ -1717,7 +1779,7 @@ SELECT r.shard, r.schema_name, r.floor_id,
        s.lead_ms, s.ids, s.waits,
        coalesce(s.ids OPERATOR(pg_catalog.>) 0, false) AS stamped_since_start
 FROM shardid.shard_registry r
-LEFT JOIN shardid.shard_stamps() s ON s.shard OPERATOR(pg_catalog.=) r.shard;
+LEFT JOIN shardid_internal.shard_stamps() s ON s.shard OPERATOR(pg_catalog.=) r.shard;
 
 COMMENT ON VIEW shard_state IS
 'per registered shard: schema, floor, and in strict mode the last id, its time and lead over the clock (ms), ids and clock waits since the server started, whether stamped since then';
@@ -1787,7 +1849,7 @@ CREATE INDEX legacy_ids_trusted_below ON legacy_ids (legacy_below) WHERE trusted
 -- written only through convert_table() (whose C part writes as the
 -- table's owner, a superuser) or by a superuser (a restore, a cleanup):
 -- pg_write_all_data and the like could otherwise decide routing
-CREATE FUNCTION legacy_ids_guard()
+CREATE FUNCTION shardid_internal.legacy_ids_guard()
 RETURNS trigger
 AS $$
 BEGIN
@@ -1801,12 +1863,15 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION legacy_ids_guard() IS
+COMMENT ON FUNCTION shardid_internal.legacy_ids_guard() IS
 'trigger on shardid.legacy_ids: only superusers and convert_table() write it';
+
+-- a trigger function: no one calls it (1.4)
+REVOKE EXECUTE ON FUNCTION shardid_internal.legacy_ids_guard() FROM PUBLIC;
 
 CREATE TRIGGER legacy_ids_guard
     BEFORE INSERT OR UPDATE OR DELETE ON legacy_ids
-    FOR EACH ROW EXECUTE FUNCTION legacy_ids_guard();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal.legacy_ids_guard();
 
 ALTER TABLE legacy_ids ENABLE ALWAYS TRIGGER legacy_ids_guard;
 
@@ -1905,7 +1970,7 @@ DECLARE
     registered_shard integer;
     i integer := 0;
 BEGIN
-    PERFORM shardid.check_shards(ARRAY[shard]);
+    PERFORM shardid_internal.check_shards(ARRAY[shard]);
     SELECT * INTO me FROM pg_roles r WHERE r.rolname = current_user;
     SELECT c.relowner INTO rel FROM pg_class c WHERE c.oid = tab;
     IF NOT FOUND THEN
@@ -2127,7 +2192,7 @@ COMMENT ON FUNCTION convert_table(regclass, integer, name) IS
 -- superuser has every role's, which proves nothing).
 -- (PL/pgSQL, whose plans a session keeps: a SQL function with a SET clause
 -- is planned again at every call, and provisioning calls this per table)
-CREATE FUNCTION owner_trusted(owner oid)
+CREATE FUNCTION shardid_internal.owner_trusted(owner oid)
 RETURNS boolean
 AS $$
 BEGIN
@@ -2138,19 +2203,19 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION owner_trusted(oid) IS
+COMMENT ON FUNCTION shardid_internal.owner_trusted(oid) IS
 'whether objects of a role are the current role''s own, a superuser''s, or (for a role that is no superuser) of a role whose privileges it has';
 
 -- An existing schema that would hold shard s must be of a trusted owner:
 -- its owner could otherwise change or replace the tables made in it.
-CREATE FUNCTION check_shard_schema(schema_name name, shard integer)
+CREATE FUNCTION shardid_internal.check_shard_schema(schema_name name, shard integer)
 RETURNS void
 AS $$
 DECLARE
     owner oid;
 BEGIN
     SELECT nsp.nspowner INTO owner FROM pg_namespace nsp WHERE nsp.nspname = schema_name;
-    IF owner IS NOT NULL AND NOT shardid.owner_trusted(owner) THEN
+    IF owner IS NOT NULL AND NOT shardid_internal.owner_trusted(owner) THEN
         RAISE EXCEPTION 'schema "%" of shard % already exists and belongs to role %', schema_name, shard,
                         quote_ident(pg_get_userbyid(owner)::text)
             USING ERRCODE = 'insufficient_privilege',
@@ -2161,7 +2226,7 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION check_shard_schema(name, integer) IS
+COMMENT ON FUNCTION shardid_internal.check_shard_schema(name, integer) IS
 'raise an error unless a schema about to hold a logical shard is missing or of a trusted owner';
 
 -- Objects in shard schemas that provisioning would not adopt: those of a
@@ -2176,7 +2241,7 @@ COMMENT ON FUNCTION check_shard_schema(name, integer) IS
 -- indexes and TOAST tables, functions, types but arrays, row types and
 -- multiranges, operators and their classes and families, collations,
 -- conversions, statistics, text search configurations and dictionaries.
-CREATE FUNCTION shard_foreign_objects(schemas name[])
+CREATE FUNCTION shardid_internal.shard_foreign_objects(schemas name[])
 RETURNS TABLE (schema_name name, shard integer, object text, owner name, detail text, fix text)
 AS $$
 WITH ns AS MATERIALIZED (
@@ -2212,7 +2277,7 @@ WITH ns AS MATERIALIZED (
     FROM (SELECT DISTINCT objs.owner FROM objs WHERE objs.owner IS NOT NULL) o
     WHERE NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = o.owner)
       AND NOT has_table_privilege(o.owner, 'shardid.shard_registry'::regclass, 'INSERT')
-      AND NOT shardid.owner_trusted(o.owner)
+      AND NOT shardid_internal.owner_trusted(o.owner)
 )
 SELECT objs.nspname, g.shard, x.object, pg_get_userbyid(objs.owner),
        format('%s%s is in schema %I of shard %s but belongs to role %I, which may not register shards: provisioning does not adopt it, and the code attached to it (a view''s query, rules and triggers, a table''s triggers and index expressions, a function) runs with the privileges of whoever uses it.',
@@ -2231,7 +2296,7 @@ ORDER BY objs.nspname, objs.classid <> 'pg_namespace'::regclass, x.object
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION shard_foreign_objects(name[]) IS
+COMMENT ON FUNCTION shardid_internal.shard_foreign_objects(name[]) IS
 'private: the objects in the given shard schemas (and the schemas) of roles that may not register shards and whose objects the caller does not trust, with what to do; provisioning warns of them, doctor() reports them';
 
 -- How an existing table of a shard differs from its template table: its
@@ -2242,7 +2307,7 @@ COMMENT ON FUNCTION shard_foreign_objects(name[]) IS
 -- not.  Drift between a template and thousands of shards is this layout's
 -- classic failure: create_shards() reports it when it finds a table it
 -- would have made.
-CREATE FUNCTION table_drift(template_table regclass, shard_table regclass, id_column name)
+CREATE FUNCTION shardid_internal.table_drift(template_table regclass, shard_table regclass, id_column name)
 RETURNS text
 AS $$
 WITH cols AS (
@@ -2316,7 +2381,7 @@ FROM (SELECT CASE WHEN s.attname IS NULL THEN pg_catalog.format('column %I is mi
 $$ LANGUAGE sql STABLE STRICT
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
+COMMENT ON FUNCTION shardid_internal.table_drift(regclass, regclass, name) IS
 'how a shard''s table differs from its template table (columns, keys, foreign keys, checks, indexes), NULL if it does not; provisioning reports it';
 
 -- What to do about a table that differs from its template, as doctor() and
@@ -2326,24 +2391,24 @@ COMMENT ON FUNCTION table_drift(regclass, regclass, name) IS
 -- role, they would run what the owner chose: its casts of a column type,
 -- its index expressions, and SET ROLE is no barrier to that code), but
 -- whose table it is.
-CREATE FUNCTION drift_fix(template_table regclass, shard_table regclass, id_column name)
+CREATE FUNCTION shardid_internal.drift_fix(template_table regclass, shard_table regclass, id_column name)
 RETURNS text
 AS $$
 DECLARE
     owner oid := (SELECT c.relowner FROM pg_class c WHERE c.oid = shard_table);
 BEGIN
     IF has_table_privilege(owner, 'shardid.shard_registry'::regclass, 'INSERT')
-       OR shardid.owner_trusted(owner) THEN
+       OR shardid_internal.owner_trusted(owner) THEN
         RETURN format('To align it with the template: %s (a DROP removes what the table holds there; if the shard is right, change the template instead).',
-                      shardid.doctor_align_statements(template_table, shard_table, id_column));
+                      shardid_internal.doctor_align_statements(template_table, shard_table, id_column));
     END IF;
-    RETURN format('Table %s belongs to role %I, which may not register shards: have that role align it with the template (shardid.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
+    RETURN format('Table %s belongs to role %I, which may not register shards: have that role align it with the template (shardid_internal.doctor_align_statements(%L, %L, %L) gives the statements), or give the table to a role that may. Run no statement on it as another role: it would run what its owner chose (casts, index expressions).',
                   shard_table, pg_get_userbyid(owner), template_table::text, shard_table::text, id_column);
 END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION drift_fix(regclass, regclass, name) IS
+COMMENT ON FUNCTION shardid_internal.drift_fix(regclass, regclass, name) IS
 'private: what to do about a shard''s table that differs from its template (the statements that align it, or whose table it is), as doctor() and provisioning say it';
 
 -- Whether the id column of a shard's table makes the ids of its shard, as
@@ -2356,7 +2421,7 @@ COMMENT ON FUNCTION drift_fix(regclass, regclass, name) IS
 -- shard the DEFAULT of this one.  doctor() reports tables of registered
 -- shards whose id column has no next_id() DEFAULT at all, provisioning
 -- every table it adopts.
-CREATE FUNCTION id_default_drift(shard_table regclass, id_column name, shard integer,
+CREATE FUNCTION shardid_internal.id_default_drift(shard_table regclass, id_column name, shard integer,
                                  OUT detail text, OUT fix text)
 RETURNS record
 AS $$
@@ -2382,12 +2447,12 @@ BEGIN
     END IF;
     IF col.expr IS NOT NULL THEN
         SELECT dc.calls_next_id, dc.shard, dc.sequence INTO calls_next_id, passed, seq
-        FROM shardid.default_call(col.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
+        FROM shardid_internal.default_call(col.expr, 'shardid.next_id(integer,bigint)'::regprocedure,
                                   'shardid.next_id(integer)'::regprocedure) dc;
         IF calls_next_id AND passed IS NOT DISTINCT FROM id_default_drift.shard THEN
             RETURN;
         END IF;
-        expr := coalesce(shardid.default_text(col.expr, col.expr_table),
+        expr := coalesce(shardid_internal.default_text(col.expr, col.expr_table),
                          '(not shown: the table is locked by another session)');
     END IF;
     IF calls_next_id THEN
@@ -2413,12 +2478,12 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION id_default_drift(regclass, name, integer) IS
+COMMENT ON FUNCTION shardid_internal.id_default_drift(regclass, name, integer) IS
 'private: what the id column of a shard''s table makes instead of the ids of its shard (no DEFAULT, an identity, another DEFAULT, another shard''s next_id()), with the statement that gives it the shard''s ids; NULL when it makes them';
 
 -- The shards of a call, checked before anything is made: a NULL in the
 -- list, or a shard outside 0..8191.
-CREATE FUNCTION check_shards(shards integer[])
+CREATE FUNCTION shardid_internal.check_shards(shards integer[])
 RETURNS void
 AS $$
 DECLARE
@@ -2442,7 +2507,7 @@ END
 $$ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION check_shards(integer[]) IS
+COMMENT ON FUNCTION shardid_internal.check_shards(integer[]) IS
 'private: raise an error, with what to pass, for a NULL or a shard out of range in the shards of a call';
 
 -- After add_shards() registered shards, a DEFAULT outside the schemas of
@@ -2452,7 +2517,7 @@ COMMENT ON FUNCTION check_shards(integer[]) IS
 -- registered elsewhere").  Only the few schemas that are no registered
 -- shard's are read (pg_class once), so it costs about the same at any
 -- number of shards; a DEFAULT in another shard's schema the doctor reports.
-CREATE FUNCTION warn_claimed_elsewhere(shards integer[])
+CREATE FUNCTION shardid_internal.warn_claimed_elsewhere(shards integer[])
 RETURNS void
 AS $$
 DECLARE
@@ -2466,7 +2531,7 @@ BEGIN
         JOIN pg_class c ON c.relnamespace = n.oid AND c.relkind IN ('r', 'p')
         JOIN pg_attrdef ad ON ad.adrelid = c.oid
         JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-        CROSS JOIN LATERAL shardid.default_call(ad.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
+        CROSS JOIN LATERAL shardid_internal.default_call(ad.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
                                                 'shardid.next_id(integer)'::regprocedure) dc
         WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.schema_name = n.nspname)
           AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema'
@@ -2488,7 +2553,7 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION warn_claimed_elsewhere(integer[]) IS
+COMMENT ON FUNCTION shardid_internal.warn_claimed_elsewhere(integer[]) IS
 'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
 
 -- use_sequence => false where strict mode does not hold (PostgreSQL 15 or
@@ -2496,7 +2561,7 @@ COMMENT ON FUNCTION warn_claimed_elsewhere(integer[]) IS
 -- which every INSERT fails until shardid is preloaded.  Provisioning makes
 -- them as asked (a server about to be restarted with it preloaded, say),
 -- and says so once per call.
-CREATE FUNCTION warn_sequence_free(use_sequence boolean)
+CREATE FUNCTION shardid_internal.warn_sequence_free(use_sequence boolean)
 RETURNS void
 AS $$
 BEGIN
@@ -2509,18 +2574,18 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION warn_sequence_free(boolean) IS
+COMMENT ON FUNCTION shardid_internal.warn_sequence_free(boolean) IS
 'private: a WARNING when provisioning is asked for sequence-free DEFAULTs (use_sequence => false) where strict mode does not hold';
 
 -- Whether the procedure that calls it may commit (PL/pgSQL's judgement:
 -- CALLed outside a transaction block, not from a function, not inside an
 -- EXCEPTION block): add_shards() asks before it makes anything.
-CREATE FUNCTION can_commit()
+CREATE FUNCTION shardid_internal.can_commit()
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'shardid_can_commit'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION can_commit() IS
+COMMENT ON FUNCTION shardid_internal.can_commit() IS
 'private: whether the procedure that calls it may commit (CALLed outside a transaction block and any function)';
 
 -- The id form add_shards() gives new tables when use_sequence is not given:
@@ -2529,7 +2594,7 @@ COMMENT ON FUNCTION can_commit() IS
 -- nextval(); DEFAULT next_id(shard, nextval(...)) with a sequence per table
 -- where it does not (PostgreSQL 15 and 16 without preloading), which
 -- next_id(shard) would fail on.  Says which, once.
-CREATE FUNCTION default_uses_sequence()
+CREATE FUNCTION shardid_internal.default_uses_sequence()
 RETURNS boolean
 AS $$
 BEGIN
@@ -2545,7 +2610,7 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION default_uses_sequence() IS
+COMMENT ON FUNCTION shardid_internal.default_uses_sequence() IS
 'private: whether add_shards() gives new tables a sequence when use_sequence is not given (only where strict mode does not hold), said in a NOTICE';
 
 -- The checks of a call's template and names, before anything is made
@@ -2554,7 +2619,7 @@ COMMENT ON FUNCTION default_uses_sequence() IS
 -- tables of trusted owners, and their id column exists, is bigint and not
 -- generated; a prefix and 1 to 4 digits.  Returns the template's tables and
 -- partitioned tables.
-CREATE FUNCTION check_template(template name, prefix text, digits integer, id_column name)
+CREATE FUNCTION shardid_internal.check_template(template name, prefix text, digits integer, id_column name)
 RETURNS oid[]
 AS $$
 DECLARE
@@ -2600,7 +2665,7 @@ BEGIN
     FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
           UNION ALL
           SELECT c.relowner FROM pg_class c WHERE c.oid = ANY (tmpl_rels)) o
-    WHERE NOT shardid.owner_trusted(o.owner);
+    WHERE NOT shardid_internal.owner_trusted(o.owner);
     IF owner_names IS NOT NULL THEN
         RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
             USING ERRCODE = 'insufficient_privilege',
@@ -2664,13 +2729,13 @@ END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION check_template(name, text, integer, name) IS
+COMMENT ON FUNCTION shardid_internal.check_template(name, text, integer, name) IS
 'private: raise an error, with what to do, unless a template, its id column, prefix and digits can make shards; returns the template''s tables';
 
 -- Create logical shards from a template schema, and register them: the
 -- work of add_shards() for a list of shards in one transaction, never
 -- distributed by Citus.
-CREATE FUNCTION make_local_shards(template name,
+CREATE FUNCTION shardid_internal.make_local_shards(template name,
                                   shards integer[],
                                   prefix text DEFAULT 'shard_',
                                   digits integer DEFAULT 4,
@@ -2710,13 +2775,13 @@ BEGIN
                                             CASE WHEN id_column IS NULL THEN 'id_column' END)),
                   HINT = 'Name the template schema and the shards, such as CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}'', in_batches => false), and leave out what takes its default: prefix => ''shard_'', digits => 4, id_column => ''id''.';
     END IF;
-    tmpl_rels := shardid.check_template(template, prefix, digits, id_column);
+    tmpl_rels := shardid_internal.check_template(template, prefix, digits, id_column);
     tmpl := to_regnamespace(quote_ident(template));
-    PERFORM shardid.check_registry_writer('register');
+    PERFORM shardid_internal.check_registry_writer('register');
 
     -- check every shard before creating anything; a shard given twice is
     -- made once
-    PERFORM shardid.check_shards(shards);
+    PERFORM shardid_internal.check_shards(shards);
     shards := ARRAY(SELECT u.s FROM unnest(shards) WITH ORDINALITY u(s, i) GROUP BY u.s ORDER BY min(u.i));
     FOREACH s IN ARRAY shards LOOP
         IF octet_length(prefix) + greatest(digits, length(s::text)) > 63 THEN
@@ -2731,7 +2796,7 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Keep the template in a schema of its own, named as no shard is (app_template, say), or pass another prefix.';
         END IF;
-        PERFORM shardid.check_shard_schema(sch, s);
+        PERFORM shardid_internal.check_shard_schema(sch, s);
         SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
         IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
             RAISE EXCEPTION 'shard % is already registered to schema "%"', s, registered
@@ -2764,7 +2829,7 @@ BEGIN
     FOREACH s IN ARRAY shards LOOP
         sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
         -- checked again where it is used: it may be new since the check
-        PERFORM shardid.check_shard_schema(sch, s);
+        PERFORM shardid_internal.check_shard_schema(sch, s);
         made_rels := '{}';
 
         FOR t IN
@@ -2785,7 +2850,7 @@ BEGIN
                 -- a trigger of another role would run with the privileges
                 -- of whoever writes to it), reported where it has drifted
                 SELECT c.relkind, c.relowner INTO existing_kind, owner FROM pg_class c WHERE c.oid = existing;
-                IF existing_kind NOT IN ('r', 'p') OR NOT shardid.owner_trusted(owner) THEN
+                IF existing_kind NOT IN ('r', 'p') OR NOT shardid_internal.owner_trusted(owner) THEN
                     RAISE EXCEPTION 'shard % already holds % %, which belongs to role %', s,
                                     CASE existing_kind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
                                          WHEN 'f' THEN 'foreign table' WHEN 'S' THEN 'sequence'
@@ -2796,14 +2861,14 @@ BEGIN
                               HINT = format('Find out who made it; drop or rename it, then run shardid.add_shards() again to make %s from template %I.', existing, template);
                 END IF;
                 -- what doctor() would report of it, said now, with its fix
-                drift := shardid.table_drift(t.oid, existing, id_column);
+                drift := shardid_internal.table_drift(t.oid, existing, id_column);
                 IF drift IS NOT NULL THEN
                     RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
                                   quote_ident(template), quote_ident(t.relname), drift
-                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid.drift_fix(t.oid, existing, id_column);
+                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid_internal.drift_fix(t.oid, existing, id_column);
                 END IF;
                 IF t.identity IS NOT NULL THEN
-                    id_drift := shardid.id_default_drift(existing, id_column, s);
+                    id_drift := shardid_internal.id_default_drift(existing, id_column, s);
                     IF id_drift.detail IS NOT NULL THEN
                         RAISE WARNING 'column "%" of table % makes no ids of shard %', id_column, existing, s
                             USING DETAIL = id_drift.detail,
@@ -2823,7 +2888,7 @@ BEGIN
                 END IF;
                 -- the id form, chosen (and said) when the first table is made
                 IF use_sequence IS NULL THEN
-                    use_sequence := shardid.default_uses_sequence();
+                    use_sequence := shardid_internal.default_uses_sequence();
                 END IF;
                 IF use_sequence THEN
                     -- <table>_<column>_seq cut to 63 bytes on a character
@@ -2877,7 +2942,7 @@ BEGIN
         -- an existing schema adopted: another role's objects in it, which
         -- doctor() reports, said now
         IF NOT sch = ANY (made_schemas) THEN
-            FOR foreign_object IN SELECT * FROM shardid.shard_foreign_objects(ARRAY[sch]) LOOP
+            FOR foreign_object IN SELECT * FROM shardid_internal.shard_foreign_objects(ARRAY[sch]) LOOP
                 RAISE WARNING 'schema % of shard % holds %, which belongs to role %', quote_ident(sch), s,
                               foreign_object.object, quote_ident(foreign_object.owner::text)
                     USING DETAIL = foreign_object.detail,
@@ -2890,14 +2955,14 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 
-COMMENT ON FUNCTION make_local_shards(name, integer[], text, integer, name, boolean) IS
+COMMENT ON FUNCTION shardid_internal.make_local_shards(name, integer[], text, integer, name, boolean) IS
 'private: create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
 
 -- Whether add_shards() makes Citus tenant schemas: never with distribute =>
 -- false; where Citus is installed and citus.enable_schema_based_sharding is
 -- on with distribute left out (NULL); distribute => true the same, refused
 -- where it would not distribute rather than make plain schemas.
-CREATE FUNCTION shards_distributed(distribute boolean)
+CREATE FUNCTION shardid_internal.shards_distributed(distribute boolean)
 RETURNS boolean
 AS $$
 DECLARE
@@ -2918,7 +2983,7 @@ END
 $$ LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION shards_distributed(boolean) IS
+COMMENT ON FUNCTION shardid_internal.shards_distributed(boolean) IS
 'private: whether add_shards() makes Citus tenant schemas (distribute => false: never; NULL: where Citus schema-based sharding is on; true: the same, refused where it is not)';
 
 -- A list of shards in one transaction, local or, on Citus with schema-based
@@ -2928,7 +2993,7 @@ COMMENT ON FUNCTION shards_distributed(boolean) IS
 -- schema-based sharding off for the transaction, then distributes each
 -- shard's schema with citus_distribute_shard() (ids made by the set_id()
 -- trigger, so no sequence is made).  Local, it is make_local_shards() alone.
-CREATE FUNCTION make_shards(template name,
+CREATE FUNCTION shardid_internal.make_shards(template name,
                             shards integer[],
                             distribute boolean,
                             prefix text,
@@ -2940,18 +3005,18 @@ AS $$
 DECLARE
     g record;
 BEGIN
-    IF NOT shardid.shards_distributed(distribute) THEN
+    IF NOT shardid_internal.shards_distributed(distribute) THEN
         -- distribute => false where Citus's schema-based sharding is on:
         -- plain schemas, made with it off for the transaction (Citus would
         -- make each new schema a tenant schema and leave its tables local)
-        IF distribute IS NOT DISTINCT FROM false AND shardid.shards_distributed(NULL) THEN
+        IF distribute IS NOT DISTINCT FROM false AND shardid_internal.shards_distributed(NULL) THEN
             PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
-            RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+            RETURN QUERY SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits,
                                                                 id_column, use_sequence);
             PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
             RETURN;
         END IF;
-        RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+        RETURN QUERY SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits,
                                                             id_column, use_sequence);
         RETURN;
     END IF;
@@ -2987,7 +3052,7 @@ BEGIN
                                            pg_catalog.format('%I.%I', g.schema_name, g.table_name));
     END IF;
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'off', true);
-    RETURN QUERY SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits,
+    RETURN QUERY SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits,
                                                         id_column, false);
     PERFORM pg_catalog.set_config('citus.enable_schema_based_sharding', 'on', true);
     FOR g IN SELECT r.shard, r.schema_name FROM shardid.shard_registry r
@@ -2998,7 +3063,7 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION make_shards(name, integer[], boolean, text, integer, name, boolean) IS
+COMMENT ON FUNCTION shardid_internal.make_shards(name, integer[], boolean, text, integer, name, boolean) IS
 'private: create and register a schema per shard with every table of the template and ids naming that shard (the id DEFAULT of make_local_shards(); distributed as shards_distributed() says, a tenant schema whose ids the set_id() trigger makes); existing tables are skipped';
 
 -- ---------------------------------------------------------------------
@@ -3067,15 +3132,15 @@ BEGIN
         END IF;
         -- both ends checked before the list is built (a range to 2^31
         -- would be a list of 2^31 shards)
-        PERFORM shardid.check_shards(ARRAY[first_shard, last_shard]);
+        PERFORM shardid_internal.check_shards(ARRAY[first_shard, last_shard]);
         shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
     END IF;
     -- a NULL or a shard out of range is refused before anything is made
-    PERFORM shardid.check_shards(shards);
+    PERFORM shardid_internal.check_shards(shards);
     -- distribute => true is refused before anything is made where it
     -- would not distribute
     IF distribute THEN
-        PERFORM shardid.shards_distributed(true);
+        PERFORM shardid_internal.shards_distributed(true);
     END IF;
     -- the shards this call registers, whose ids a DEFAULT elsewhere may
     -- make already (said once they are registered)
@@ -3087,16 +3152,16 @@ BEGIN
         SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
                pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
         INTO tables_created, tables_existing
-        FROM shardid.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
-        PERFORM shardid.warn_sequence_free(use_sequence);
+        FROM shardid_internal.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        PERFORM shardid_internal.warn_sequence_free(use_sequence);
         IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
-            PERFORM shardid.warn_claimed_elsewhere(new_shards);
+            PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
         END IF;
         RETURN;
     END IF;
     -- the template, the names and the right to register, checked before
     -- anything is made (each batch checks them again)
-    PERFORM shardid.check_template(template, prefix, digits, id_column);
+    PERFORM shardid_internal.check_template(template, prefix, digits, id_column);
     IF pg_catalog.octet_length(prefix) OPERATOR(pg_catalog.+)
        GREATEST(digits, pg_catalog.length((SELECT pg_catalog.max(u.s) FROM pg_catalog.unnest(shards) u(s))::pg_catalog.text))
        OPERATOR(pg_catalog.>) 63 THEN
@@ -3105,12 +3170,12 @@ BEGIN
                   DETAIL = pg_catalog.format('The prefix takes %s bytes, and PostgreSQL cuts longer names to 63 bytes.', pg_catalog.octet_length(prefix)),
                   HINT = 'Pass a shorter prefix: 59 bytes at most, with 4 digits.';
     END IF;
-    PERFORM shardid.check_registry_writer('register');
+    PERFORM shardid_internal.check_registry_writer('register');
     -- Batches commit, which a procedure cannot where it was called inside
     -- a transaction block (BEGIN, a migration tool's transaction) or from
     -- a function: refused here, with what to do, before anything is made
     -- (its first COMMIT would fail with "invalid transaction termination").
-    IF NOT shardid.can_commit() THEN
+    IF NOT shardid_internal.can_commit() THEN
         RAISE EXCEPTION 'shardid.add_shards() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after each batch of shards, and a procedure called inside a transaction block (BEGIN, a migration tool''s transaction) or from a function cannot commit.',
@@ -3118,9 +3183,9 @@ BEGIN
     END IF;
     -- the id form is chosen (and said) once for every shard of the call
     IF use_sequence IS NULL THEN
-        use_sequence := shardid.default_uses_sequence();
+        use_sequence := shardid_internal.default_uses_sequence();
     END IF;
-    PERFORM shardid.warn_sequence_free(use_sequence);
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
     tables_created := 0;
     tables_existing := 0;
     -- Shards are made a batch per transaction: a new schema makes the
@@ -3143,7 +3208,7 @@ BEGIN
         made := 0;
         found_existing := 0;
         BEGIN
-            FOR r IN SELECT c.action FROM shardid.make_shards(template, part, distribute, prefix, digits,
+            FOR r IN SELECT c.action FROM shardid_internal.make_shards(template, part, distribute, prefix, digits,
                                                               id_column, use_sequence) c LOOP
                 IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
                     found_existing := found_existing OPERATOR(pg_catalog.+) 1;
@@ -3176,7 +3241,7 @@ BEGIN
         i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
     END LOOP;
     IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
-        PERFORM shardid.warn_claimed_elsewhere(new_shards);
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
     END IF;
 END
 $$ LANGUAGE plpgsql;
@@ -3189,6 +3254,18 @@ COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, bool
 -- release as thin wrappers of add_shards()'s work, with their arguments,
 -- results and errors
 -- ---------------------------------------------------------------------
+
+-- The deprecated routines of SQL call this first: a WARNING the first time
+-- a session calls each, naming what replaces it and the release that
+-- removes it (2.0).  Only those names: any other is refused.
+CREATE FUNCTION shardid_internal.warn_deprecated(routine text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'shardid_warn_deprecated'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.warn_deprecated(text) IS
+'private: the WARNING of a deprecated routine (create_shards, create_local_shards, provision_shards(shards), provision_shards(first_shard, last_shard)), once per session';
 
 -- create_shards() and create_local_shards() return a row per table, which
 -- a procedure cannot: they run what add_shards(..., in_batches => false)
@@ -3204,8 +3281,9 @@ CREATE FUNCTION create_shards(template name,
                               use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT shardid.warn_sequence_free(use_sequence);
-SELECT * FROM shardid.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
+SELECT shardid_internal.warn_deprecated('create_shards');
+SELECT shardid_internal.warn_sequence_free(use_sequence);
+SELECT * FROM shardid_internal.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
@@ -3220,8 +3298,9 @@ CREATE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT shardid.warn_sequence_free(use_sequence);
-SELECT * FROM shardid.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
+SELECT shardid_internal.warn_deprecated('create_local_shards');
+SELECT shardid_internal.warn_sequence_free(use_sequence);
+SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
 $$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
@@ -3238,6 +3317,7 @@ CREATE PROCEDURE provision_shards(template name,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
 BEGIN
+    PERFORM shardid_internal.warn_deprecated('provision_shards(shards)');
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
@@ -3262,6 +3342,7 @@ CREATE PROCEDURE provision_shards(template name,
                                   INOUT tables_existing integer DEFAULT NULL)
 AS $$
 BEGIN
+    PERFORM shardid_internal.warn_deprecated('provision_shards(first_shard, last_shard)');
     IF first_shard IS NULL OR last_shard IS NULL THEN
         RAISE EXCEPTION 'arguments of shardid.provision_shards() must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
@@ -3291,12 +3372,12 @@ COMMENT ON PROCEDURE provision_shards(name, integer, integer, text, integer, nam
 -- predicate, index expression or statistics expression of the table's
 -- owner is evaluated, and no row-level security policy (a table it applies
 -- to is refused), whoever calls it.
-CREATE FUNCTION rows_of_other_shards(tab regclass, id_column name, shard integer)
+CREATE FUNCTION shardid_internal.rows_of_other_shards(tab regclass, id_column name, shard integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'shardid_rows_of_other_shards'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
-COMMENT ON FUNCTION rows_of_other_shards(regclass, name, integer) IS
+COMMENT ON FUNCTION shardid_internal.rows_of_other_shards(regclass, name, integer) IS
 'rows of a table whose bigint id carries another shard than the given one, read with a plain scan that runs no code of the table''s owner';
 
 -- The doctor's checks, one function each, in the order doctor() runs them.
@@ -3317,7 +3398,7 @@ COMMENT ON FUNCTION rows_of_other_shards(regclass, name, integer) IS
 -- distributes by a column and its reference tables, which shardid does not
 -- serve (citus_doctor() says so and what to use instead; the checks would
 -- give fixes that do not apply)
-CREATE FUNCTION doctor_id_defaults()
+CREATE FUNCTION shardid_internal.doctor_id_defaults()
 RETURNS shardid.id_defaults[]
 AS $$
 DECLARE
@@ -3339,11 +3420,11 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_id_defaults() IS
+COMMENT ON FUNCTION shardid_internal.doctor_id_defaults() IS
 'doctor(): the rows of id_defaults its checks read, read once, without default_expr (and without tables Citus distributes by a column and reference tables)';
 
 -- the epoch must be set on purpose, the same on every server
-CREATE FUNCTION doctor_epoch_unset()
+CREATE FUNCTION shardid_internal.doctor_epoch_unset()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 BEGIN
@@ -3364,12 +3445,12 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_epoch_unset() IS
+COMMENT ON FUNCTION shardid_internal.doctor_epoch_unset() IS
 'doctor(): shardid.epoch at its built-in default';
 
 -- the ids of this server were made under another epoch (doctor() then
 -- reports this row alone)
-CREATE FUNCTION doctor_ids_epoch()
+CREATE FUNCTION shardid_internal.doctor_ids_epoch()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3389,11 +3470,11 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_ids_epoch() IS
+COMMENT ON FUNCTION shardid_internal.doctor_ids_epoch() IS
 'doctor(): shardid.epoch is not the epoch of this servers ids';
 
 -- the runway: ids reach the sign bit 2^40 ms after the epoch
-CREATE FUNCTION doctor_sign_bit()
+CREATE FUNCTION shardid_internal.doctor_sign_bit()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3412,12 +3493,12 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_sign_bit() IS
+COMMENT ON FUNCTION shardid_internal.doctor_sign_bit() IS
 'doctor(): ids reach the sign bit within five years';
 
 -- each id column: its type, its DEFAULT, the shard it passes and where that
 -- shard is registered, its sequence
-CREATE FUNCTION doctor_id_columns(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_id_columns(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3435,11 +3516,11 @@ BEGIN
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, d.shard,
                     coalesce(d.default_expr,
                              CASE WHEN d.via_domain IS NULL
-                                  THEN (SELECT shardid.default_text(ad.adbin, ad.adrelid)
+                                  THEN (SELECT shardid_internal.default_text(ad.adbin, ad.adrelid)
                                         FROM pg_attrdef ad
                                         JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
                                         WHERE ad.adrelid = d.table_oid AND a.attname = d.column_name)
-                                  ELSE (SELECT shardid.default_text(t.typdefaultbin, 0)
+                                  ELSE (SELECT shardid_internal.default_text(t.typdefaultbin, 0)
                                         FROM pg_type t WHERE t.oid = d.via_domain) END,
                              '(not shown: the table is locked by another session)') AS default_expr,
                     d.sequence_name, d.column_type, d.sequence_free, d.plain_call, d.via_domain, d.id_type,
@@ -3537,11 +3618,11 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_id_columns(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_id_columns(shardid.id_defaults[]) IS
 'doctor(): id columns not bigint, DEFAULTs that are not a plain next_id() call or pass no constant shard or one out of range, shards not registered or registered elsewhere, copies of shards moved away, sequences with CACHE above 1, sequence-free DEFAULTs without strict mode';
 
 -- the durable high-water mark and what keeps it (strict mode)
-CREATE FUNCTION doctor_mark()
+CREATE FUNCTION shardid_internal.doctor_mark()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3612,12 +3693,12 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_mark() IS
+COMMENT ON FUNCTION shardid_internal.doctor_mark() IS
 'doctor(): the durable high-water mark, its origins, the origin slots, unconfirmed raises, floors too far ahead';
 
 -- the lock table against what pg_dump locks at once (one lock per
 -- table): a database of thousands of shards outgrows the default
-CREATE FUNCTION doctor_lock_table()
+CREATE FUNCTION shardid_internal.doctor_lock_table()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3646,14 +3727,14 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_lock_table() IS
+COMMENT ON FUNCTION shardid_internal.doctor_lock_table() IS
 'doctor(): a lock table too small for pg_dump of every table';
 
 -- stored ids that the shard's new ids would not sort after, and ids
 -- too far ahead to follow (what reads them is for superusers: for other
 -- roles no rows; doctor() runs it only with scan_rows, as it reads each
 -- id column's index)
-CREATE FUNCTION doctor_stored_ids()
+CREATE FUNCTION shardid_internal.doctor_stored_ids()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3696,42 +3777,42 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = off;
 
-COMMENT ON FUNCTION doctor_stored_ids() IS
+COMMENT ON FUNCTION shardid_internal.doctor_stored_ids() IS
 'doctor(): stored ids that the new ids of their shard would not sort after, ids too far ahead to follow, tables whose newest id was not read (superusers; reads each id columns index)';
 
 -- a table whose newest id the floor step cannot read
-CREATE FUNCTION doctor_unindexed(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_unindexed(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
     r record;
 BEGIN
     FOR r IN SELECT d.schema_name, d.table_name, d.column_name, d.table_oid, a.attnum,
-                    shardid.id_column_unreadable(d.table_oid, a.attnum) AS reason
+                    shardid_internal.id_column_unreadable(d.table_oid, a.attnum) AS reason
              FROM unnest(defs) d
              JOIN pg_attribute a ON a.attrelid = d.table_oid AND a.attname = d.column_name
              -- other types and DEFAULTs have rows of their own
              WHERE d.plain_call AND d.id_type = 'bigint'::regtype
-               AND NOT coalesce(shardid.id_column_readable(d.table_oid, a.attnum, nowait => true), true)
+               AND NOT coalesce(shardid_internal.id_column_readable(d.table_oid, a.attnum, nowait => true), true)
              ORDER BY 1, 2, 3 LOOP
         CONTINUE WHEN r.reason IS NULL;
         problem := 'id column the floor cannot read';
         object := format('%I.%I.%I', r.schema_name, r.table_name, r.column_name);
         detail := format('The floor step (registering the shard, a restore''s index builds, shardid.raise_floor()) reads ids through a btree index on the id column, at any position of its key; %s, so ids restored or moved into this table are not seen, and new ids may sort before them or repeat them. Registering a shard refuses such a column.',
                          r.reason);
-        fix := shardid.id_column_fix(r.table_oid, r.attnum);
+        fix := shardid_internal.id_column_fix(r.table_oid, r.attnum);
         RETURN NEXT;
     END LOOP;
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_unindexed(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_unindexed(shardid.id_defaults[]) IS
 'doctor(): id columns that the floor step cannot read (their type, their indexes), with the statement that fixes each';
 
 -- a domain whose DEFAULT makes ids: every column of it, in any table,
 -- makes ids of that shard
-CREATE FUNCTION doctor_domains(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_domains(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3753,20 +3834,20 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_domains(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_domains(shardid.id_defaults[]) IS
 'doctor(): domains whose DEFAULT calls next_id()';
 
 -- anything in schema shardid that is not shardid's own; in the schemas of
 -- registered shards, what provisioning would not adopt (the objects of a
 -- role that may not register shards, shard_foreign_objects()), the same
 -- objects it warns of when it adopts a schema
-CREATE FUNCTION doctor_foreign_objects()
+CREATE FUNCTION shardid_internal.doctor_foreign_objects()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
     r record;
 BEGIN
-    FOR r IN SELECT * FROM shardid.foreign_objects() LOOP
+    FOR r IN SELECT * FROM shardid_internal.foreign_objects() LOOP
         problem := 'foreign object in schema shardid';
         object := r.object;
         detail := format('%s (owner %s) is in schema shardid but is not shardid''s own; a call that names shardid may run it.',
@@ -3774,7 +3855,7 @@ BEGIN
         fix := 'A superuser should find out who created it, remove it from the extension if it was added (ALTER EXTENSION shardid DROP ...) and drop it.';
         RETURN NEXT;
     END LOOP;
-    FOR r IN SELECT * FROM shardid.shard_foreign_objects(ARRAY(SELECT g.schema_name FROM shardid.shard_registry g)) LOOP
+    FOR r IN SELECT * FROM shardid_internal.shard_foreign_objects(ARRAY(SELECT g.schema_name FROM shardid.shard_registry g)) LOOP
         problem := 'foreign object in a shard schema';
         object := r.object;
         detail := r.detail;
@@ -3785,11 +3866,11 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_foreign_objects() IS
+COMMENT ON FUNCTION shardid_internal.doctor_foreign_objects() IS
 'doctor(): objects in schema shardid that are not shardids own, and objects in the schemas of registered shards of roles that may not register shards';
 
 -- registrations whose schema is gone
-CREATE FUNCTION doctor_missing_schemas()
+CREATE FUNCTION shardid_internal.doctor_missing_schemas()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3808,11 +3889,11 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_missing_schemas() IS
+COMMENT ON FUNCTION shardid_internal.doctor_missing_schemas() IS
 'doctor(): registered shards whose schema does not exist';
 
 -- one shard, one schema
-CREATE FUNCTION doctor_claimed_shards(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_claimed_shards(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3836,13 +3917,13 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_claimed_shards(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_claimed_shards(shardid.id_defaults[]) IS
 'doctor(): shards whose ids several schemas make';
 
 -- one schema, one shard: the shard registered to the schema, else the
 -- shard most of its DEFAULTs pass; schema to shard in jsonb objects,
 -- looked up by key rather than joined
-CREATE FUNCTION doctor_schema_shards(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_schema_shards(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3878,7 +3959,7 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_schema_shards(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_schema_shards(shardid.id_defaults[]) IS
 'doctor(): id DEFAULTs that pass another shard than the rest of their schema';
 
 -- The tables of registered shards whose id column has no next_id()
@@ -3889,7 +3970,7 @@ COMMENT ON FUNCTION doctor_schema_shards(shardid.id_defaults[]) IS
 -- column of an integer type (what convert_table() converts) is reported;
 -- tables whose ids the set_id() trigger makes, and those Citus distributes
 -- by a column or replicates (which shardid does not serve), are left out.
-CREATE FUNCTION doctor_no_id_default(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_no_id_default(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -3915,7 +3996,7 @@ BEGIN
         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                            AND a.attname = coalesce(id_column_of ->> c.relname::text, any_id_column)::name
         JOIN pg_type t ON t.oid = a.atttypid
-        CROSS JOIN LATERAL shardid.id_default_drift(c.oid, a.attname, (registered ->> n.nspname::text)::integer) x
+        CROSS JOIN LATERAL shardid_internal.id_default_drift(c.oid, a.attname, (registered ->> n.nspname::text)::integer) x
         WHERE registered ? n.nspname::text
           AND c.relkind IN ('r', 'p') AND NOT c.relispartition
           AND NOT coalesce(with_ids ? c.oid::text, false)
@@ -3936,7 +4017,7 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_no_id_default(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_no_id_default(shardid.id_defaults[]) IS
 'doctor(): id columns of tables of registered shards without a next_id() DEFAULT (none, an identity, a sequence''s or another DEFAULT), with the convert_table() call that gives them the shard''s ids';
 
 -- The statements that would make a shard's table like its template: the
@@ -3945,7 +4026,7 @@ COMMENT ON FUNCTION doctor_no_id_default(shardid.id_defaults[]) IS
 -- point to the shard's own, as create_shards() makes them); NULL when the
 -- tables do not differ.  Statements that drop something (a column the
 -- template does not have, say) drop what is in it.
-CREATE FUNCTION doctor_align_statements(template_table regclass, shard_table regclass, id_column name)
+CREATE FUNCTION shardid_internal.doctor_align_statements(template_table regclass, shard_table regclass, id_column name)
 RETURNS text
 AS $$
 WITH cols AS (
@@ -4046,7 +4127,7 @@ FROM (SELECT 1 AS ord,
 $$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
+COMMENT ON FUNCTION shardid_internal.doctor_align_statements(regclass, regclass, name) IS
 'doctor(): the ALTER TABLE, CREATE INDEX and DROP INDEX statements that would make a shard''s table like its template table, NULL if it is';
 
 -- Template drift: a table of a registered shard that differs from its
@@ -4074,7 +4155,7 @@ COMMENT ON FUNCTION doctor_align_statements(regclass, regclass, name) IS
 -- once for each such shape.  Deparsing locks a table: one that another
 -- session holds or awaits an ACCESS EXCLUSIVE lock on is reported instead
 -- of waited for.
-CREATE FUNCTION doctor_drift(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_drift(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -4124,7 +4205,7 @@ BEGIN
                             -- (a second table of the name) or be the template
                             -- whose DEFAULTs and checks the fix adds
                             AND (has_table_privilege(c.relowner, 'shardid.shard_registry'::regclass, 'INSERT')
-                                 OR shardid.owner_trusted(c.relowner))
+                                 OR shardid_internal.owner_trusted(c.relowner))
                           GROUP BY c.relname HAVING count(*) = 1) o);
     FOR r IN
         WITH pairs AS MATERIALIZED (
@@ -4179,7 +4260,7 @@ BEGIN
         ), drifts AS (
             -- tables of one shape differ from the template alike
             SELECT o.template_oid, o.column_name, o.shape,
-                   shardid.table_drift(o.template_oid, o.table_oid, o.column_name) AS drift
+                   shardid_internal.table_drift(o.template_oid, o.table_oid, o.column_name) AS drift
             FROM (SELECT DISTINCT ON (d.template_oid, d.column_name, d.shape) d.*
                   FROM differing d WHERE NOT d.is_locked
                   ORDER BY d.template_oid, d.column_name, d.shape, d.table_oid) o
@@ -4199,7 +4280,7 @@ BEGIN
             problem := 'table differs from its template';
             detail := format('Table %I.%I of shard %s differs from %s, the only table of that name outside the shard schemas of a role that may register shards (or whose objects you trust), taken as its template: %s.',
                              r.schema_name, r.table_name, r.shard, r.template_oid::regclass, r.drift);
-            fix := shardid.drift_fix(r.template_oid, r.table_oid, r.column_name);
+            fix := shardid_internal.drift_fix(r.template_oid, r.table_oid, r.column_name);
         END IF;
         RETURN NEXT;
     END LOOP;
@@ -4207,14 +4288,14 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_drift(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_drift(shardid.id_defaults[]) IS
 'doctor(): tables of registered shards that differ from their template (the only table of their name outside the shard schemas), with the statements that would align them';
 
 -- rows that carry another shard than their table's DEFAULT (or its
 -- set_id() trigger): each table that holds rows once, the partitions of
 -- a partitioned table (attached ones have no DEFAULT of their own) with
 -- the DEFAULT of the table above them, wherever they live
-CREATE FUNCTION doctor_rows(defs shardid.id_defaults[])
+CREATE FUNCTION shardid_internal.doctor_rows(defs shardid.id_defaults[])
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -4249,7 +4330,7 @@ BEGIN
         -- releases its table lock, so thousands of shard tables do not
         -- fill the lock table.
         BEGIN
-            n := shardid.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
+            n := shardid_internal.rows_of_other_shards(r.table_oid::regclass, r.column_name, r.shard::integer);
             RAISE EXCEPTION USING ERRCODE = 'SIDCN', MESSAGE = n::text;
         EXCEPTION
             WHEN SQLSTATE 'SIDCN' THEN
@@ -4274,12 +4355,12 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 SET row_security = off;
 
-COMMENT ON FUNCTION doctor_rows(shardid.id_defaults[]) IS
+COMMENT ON FUNCTION shardid_internal.doctor_rows(shardid.id_defaults[]) IS
 'doctor(): rows whose id carries another shard than their tables DEFAULT or set_id() trigger, and tables that could not be read';
 
 -- on Citus, the shard tables are on the workers: citus_doctor() checks
 -- them (and reads their rows whatever scan_rows says)
-CREATE FUNCTION doctor_citus()
+CREATE FUNCTION shardid_internal.doctor_citus()
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
 DECLARE
@@ -4306,7 +4387,7 @@ END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
-COMMENT ON FUNCTION doctor_citus() IS
+COMMENT ON FUNCTION shardid_internal.doctor_citus() IS
 'doctor(): on Citus, the rows of citus_doctor(), or that this role may not run it';
 
 -- One row per problem with the logical shards of this database: the rows
@@ -4325,35 +4406,35 @@ AS $$
 DECLARE
     defs shardid.id_defaults[];
 BEGIN
-    RETURN QUERY SELECT * FROM shardid.doctor_epoch_unset();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_epoch_unset();
     -- every check below decodes ids with the epoch in force: under another
     -- epoch than the ids' their rows and fixes would be wrong (a
     -- raise_high_water() to a time decoded under it, say), so that row
     -- stands alone
-    RETURN QUERY SELECT * FROM shardid.doctor_ids_epoch();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_ids_epoch();
     IF FOUND THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT * FROM shardid.doctor_sign_bit();
-    defs := shardid.doctor_id_defaults();
-    RETURN QUERY SELECT * FROM shardid.doctor_id_columns(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_mark();
-    RETURN QUERY SELECT * FROM shardid.doctor_lock_table();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_sign_bit();
+    defs := shardid_internal.doctor_id_defaults();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_id_columns(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_mark();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_lock_table();
     IF scan_rows THEN
-        RETURN QUERY SELECT * FROM shardid.doctor_stored_ids();
+        RETURN QUERY SELECT * FROM shardid_internal.doctor_stored_ids();
     END IF;
-    RETURN QUERY SELECT * FROM shardid.doctor_unindexed(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_domains(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_foreign_objects();
-    RETURN QUERY SELECT * FROM shardid.doctor_missing_schemas();
-    RETURN QUERY SELECT * FROM shardid.doctor_claimed_shards(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_schema_shards(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_no_id_default(defs);
-    RETURN QUERY SELECT * FROM shardid.doctor_drift(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_unindexed(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_domains(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_foreign_objects();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_missing_schemas();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_claimed_shards(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_schema_shards(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_no_id_default(defs);
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_drift(defs);
     IF scan_rows THEN
-        RETURN QUERY SELECT * FROM shardid.doctor_rows(defs);
+        RETURN QUERY SELECT * FROM shardid_internal.doctor_rows(defs);
     END IF;
-    RETURN QUERY SELECT * FROM shardid.doctor_citus();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_citus();
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
@@ -4472,3 +4553,26 @@ COMMENT ON FUNCTION shardid.move_guard() IS
 'trigger of shardid-move: refuses writes to the tables of a shard that is moving or has moved away, naming the other server';
 
 REVOKE EXECUTE ON FUNCTION shardid.move_guard() FROM PUBLIC;
+
+-- Default privileges (ALTER DEFAULT PRIVILEGES) of the role running this
+-- script applied to the functions it made in schema shardid_internal:
+-- section 9 takes back what they granted in schema shardid, this in
+-- shardid_internal (every privilege of roles other than the owner; PUBLIC's
+-- EXECUTE stays as granted or revoked above).
+DO $internal$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT DISTINCT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END AS kind,
+               p.oid::pg_catalog.regprocedure::pg_catalog.text AS object, a.grantee
+        FROM pg_catalog.pg_proc p
+        CROSS JOIN LATERAL pg_catalog.aclexplode(p.proacl) a
+        WHERE p.pronamespace OPERATOR(pg_catalog.=) 'shardid_internal'::pg_catalog.regnamespace::pg_catalog.oid
+          AND a.grantee OPERATOR(pg_catalog.<>) p.proowner AND a.grantee OPERATOR(pg_catalog.<>) 0
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %I CASCADE', g.kind, g.object,
+                                  pg_catalog.pg_get_userbyid(g.grantee));
+    END LOOP;
+END
+$internal$;

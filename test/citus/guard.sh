@@ -98,7 +98,7 @@ expect "$(ids shard_0020.late)" = "300 300 20" "ids of the late table through ev
 # an application role's table: the guard runs with its rights
 at "$COORD" -c "CREATE ROLE app_owner LOGIN" \
 	-c "GRANT USAGE, CREATE ON SCHEMA shard_0020 TO app_owner" >/dev/null || fail "setup of app_owner"
-expect "$(at "$COORD" -c "SELECT has_function_privilege('app_owner', 'shardid.citus_guard_ddl()', 'EXECUTE')")" = f \
+expect "$(at "$COORD" -c "SELECT has_function_privilege('app_owner', 'shardid_internal.citus_guard_ddl()', 'EXECUTE')")" = f \
 	"citus_guard_ddl() is not PUBLIC's"
 PGHOST=$SHARDID_TMP PGPORT=$COORD PGUSER=app_owner PGDATABASE=app q -c "SET client_min_messages = warning" \
 	-c "CREATE TABLE shard_0020.owned (id bigint NOT NULL, v int)" >/dev/null || fail "CREATE TABLE as app_owner"

@@ -26,9 +26,9 @@ q_at $port -c "CREATE EXTENSION shardid" -c "SELECT count(*) FROM shardid.next_i
 	fail "first ids"
 for step in -10 -20; do
 	echo "$step" >"$offset_file"
-	waits0=$(q_at $port -c "SELECT waits FROM shardid.shard_stamps() WHERE shard = 20")
+	waits0=$(q_at $port -c "SELECT waits FROM shardid_internal.shard_stamps() WHERE shard = 20")
 	q_at $port -c "SELECT count(*) FROM shardid.next_ids(20, 200000)" >/dev/null || fail "ids after the step to $step s"
-	read -r waits lead <<<"$(q_at $port -F' ' -c "SELECT waits - $waits0, lead_ms FROM shardid.shard_stamps() WHERE shard = 20")"
+	read -r waits lead <<<"$(q_at $port -F' ' -c "SELECT waits - $waits0, lead_ms FROM shardid_internal.shard_stamps() WHERE shard = 20")"
 	echo "clock at $step s: 200,000 ids of shard 20 waited $waits times for the clock; the shard's lead is now $lead ms"
 	expect_le "$waits" 2000 "waits for the clock after the step to $step s"
 	expect_le "$lead" 25000 "the shard's lead after the step to $step s"

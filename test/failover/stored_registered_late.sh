@@ -76,14 +76,14 @@ done
 
 # the trigger function is the registry's: refused elsewhere, and not for PUBLIC
 out=$(q_at $port -c "CREATE TABLE other (shard int, schema_name name, floor_id bigint)" \
-	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor()" \
+	-c "CREATE TRIGGER t BEFORE INSERT ON other FOR EACH ROW EXECUTE FUNCTION shardid_internal.registry_floor()" \
 	-c "INSERT INTO other VALUES (1, 'public', 1)" 2>&1)
 echo "registry_floor() on another table: $out"
-expect "$out" = "ERROR:  shardid.registry_floor() is a trigger of shardid.shard_registry only" "registry_floor() on another table"
+expect "$out" = "ERROR:  shardid_internal.registry_floor() is a trigger of shardid.shard_registry only" "registry_floor() on another table"
 q_at $port -c "CREATE ROLE plain LOGIN" -c "GRANT CREATE ON SCHEMA public TO plain" >/dev/null
 out=$(PGUSER=plain q_at $port -c "CREATE TABLE mine (id bigint)" \
-	-c "CREATE TRIGGER t BEFORE INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid.registry_floor()" 2>&1)
+	-c "CREATE TRIGGER t BEFORE INSERT ON mine FOR EACH ROW EXECUTE FUNCTION shardid_internal.registry_floor()" 2>&1)
 echo "registry_floor() on a plain role's table: $out"
-expect "$out" = "ERROR:  permission denied for function shardid.registry_floor" "registry_floor() for a plain role"
+expect "$out" = "ERROR:  permission denied for function shardid_internal.registry_floor" "registry_floor() for a plain role"
 cluster_stop late
 finish

@@ -34,6 +34,19 @@ extra=$(q -c "SELECT string_agg(c.relname || ' ' || a.privilege_type, ', ' ORDER
 echo "app's privileges on shardid's tables: ${extra:-none}"
 expect "${extra:-none}" = none "app's privileges on shardid's tables after the install"
 
+# shardid_internal, made by the install: no privilege of app's on it or on
+# its functions (section 9 cleans schema shardid only)
+extra=$(q -c "SELECT string_agg(x, ', ' ORDER BY x) FROM (
+                SELECT 'schema ' || a.privilege_type AS x
+                FROM pg_namespace n, aclexplode(n.nspacl) a
+                WHERE n.nspname = 'shardid_internal' AND a.grantee = 'app'::regrole
+                UNION ALL
+                SELECT p.proname || ' ' || a.privilege_type
+                FROM pg_proc p, aclexplode(p.proacl) a
+                WHERE p.pronamespace = 'shardid_internal'::regnamespace AND a.grantee = 'app'::regrole) g")
+echo "app's privileges on shardid_internal and its functions: ${extra:-none}"
+expect "${extra:-none}" = none "app's privileges on shardid_internal after the install"
+
 for f in "shardid.adopt_epoch()" "shardid.raise_high_water(timestamptz)" "shardid.raise_floor(integer)" "shardid.stored_ids(integer)"; do
 	expect "$(q -c "SELECT has_function_privilege('app', '$f', 'EXECUTE')")" = f "app may execute $f after the install"
 done

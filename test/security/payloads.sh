@@ -50,10 +50,10 @@ SELECT table_name, shard, sequence_name FROM shardid.id_defaults WHERE table_nam
 SELECT * FROM shardid.shards ORDER BY shard;
 SELECT shardid.unregister_shard(5), shardid.register_shard(5, 'shard_0005');
 SELECT shardid.shard_schema(5), shardid.id_schema(shardid.make_id(0, 5, 0));
-SELECT shardid.rows_of_other_shards('shard_0005.loot', 'id', 5);
+SELECT shardid_internal.rows_of_other_shards('shard_0005.loot', 'id', 5);
 SELECT count(*) FROM shardid.create_shards('tpl', ARRAY[6]);
 CALL shardid.provision_shards('tpl', ARRAY[7]);
-SELECT count(*) FROM shardid.foreign_objects();
+SELECT count(*) FROM shardid_internal.foreign_objects();
 SQL
 grep -q "^ERROR" "$SHARDID_TMP/calls.out" && { fail "an entry point failed:"; grep "^ERROR" "$SHARDID_TMP/calls.out"; }
 grep -q "^rows of another shard|shard_0005.loot.id$" "$SHARDID_TMP/calls.out" ||

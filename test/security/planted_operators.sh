@@ -128,10 +128,10 @@ SELECT count(*) FROM shardid.doctor(scan_rows => false);
 SELECT count(*) FROM shardid.id_defaults;
 SELECT count(*) FROM shardid.shards;
 SELECT count(*) FROM shardid.shard_registry;
-SELECT count(*) FROM shardid.foreign_objects();
+SELECT count(*) FROM shardid_internal.foreign_objects();
 SELECT shardid.check_no_foreign_objects();
-SELECT shardid.rows_of_other_shards('shard_0001.items', 'id', 1);
-SELECT shardid.owner_trusted(10), shardid.check_shard_schema('tpl', 1);
+SELECT shardid_internal.rows_of_other_shards('shard_0001.items', 'id', 1);
+SELECT shardid_internal.owner_trusted(10), shardid_internal.check_shard_schema('tpl', 1);
 SQL
 grep -q "^ERROR" "$SHARDID_TMP/calls.out" && { fail "an entry point failed:"; grep "^ERROR" "$SHARDID_TMP/calls.out"; }
 attacker_check mallory "every entry point, public first"

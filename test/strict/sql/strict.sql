@@ -93,14 +93,14 @@ DROP SCHEMA s8190 CASCADE;
 
 -- shard_stamps(): ids made since the start, counted per shard; the last id
 -- is the shard's newest; the view shard_state shows registered shards
-CREATE TEMP TABLE before AS SELECT shard, ids FROM shardid.shard_stamps() WHERE shard = 8189;
+CREATE TEMP TABLE before AS SELECT shard, ids FROM shardid_internal.shard_stamps() WHERE shard = 8189;
 SELECT count(*) FROM shardid.next_ids(8189, 300);
 CREATE TEMP TABLE made AS SELECT x FROM shardid.next_ids(8189, 5) x;
 SELECT s.ids - b.ids AS made, s.last_id = (SELECT max(x) FROM made) AS last_is_newest
-FROM shardid.shard_stamps() s JOIN before b USING (shard);
+FROM shardid_internal.shard_stamps() s JOIN before b USING (shard);
 SELECT shardid.next_id(8189) > last_id AS after_last, lead_ms BETWEEN -1000 AND 2000 AS lead_sane
-FROM shardid.shard_stamps() WHERE shard = 8189;
-SELECT count(*) = 8192 AS every_shard FROM shardid.shard_stamps();
+FROM shardid_internal.shard_stamps() WHERE shard = 8189;
+SELECT count(*) = 8192 AS every_shard FROM shardid_internal.shard_stamps();
 CREATE SCHEMA s8189;
 SELECT shardid.register_shard(8189, 's8189');
 SELECT shard, schema_name, stamped_since_start, ids > 0 AS counted FROM shardid.shard_state WHERE shard = 8189;
