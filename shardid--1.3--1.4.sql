@@ -4240,6 +4240,44 @@ SET row_security = off;
 COMMENT ON FUNCTION shardid_internal.doctor_rows(shardid.id_defaults[]) IS
 'doctor(): rows whose id carries another shard than their tables DEFAULT or set_id() trigger, and tables that could not be read';
 
+-- a shardid setting of the configuration files that PostgreSQL did not
+-- apply (a value out of range is a WARNING in the server's log only, and
+-- the setting keeps its default); pg_file_settings is for superusers and
+-- pg_read_all_settings
+CREATE FUNCTION shardid_internal.doctor_settings()
+RETURNS TABLE (problem text, object text, detail text, fix text)
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF NOT pg_catalog.has_function_privilege('pg_catalog.pg_show_all_file_settings()', 'EXECUTE') THEN
+        RETURN;
+    END IF;
+    FOR r IN SELECT f.name, f.setting, f.sourcefile, f.sourceline, f.error, s.min_val, s.max_val, s.unit,
+                    s.context, pg_catalog.current_setting(f.name, true) AS in_force
+             FROM pg_catalog.pg_file_settings f
+             LEFT JOIN pg_catalog.pg_settings s ON s.name OPERATOR(pg_catalog.=) f.name
+             WHERE f.name LIKE 'shardid.%' AND f.error IS NOT NULL
+             ORDER BY f.name, f.sourcefile, f.sourceline LOOP
+        problem := 'setting not applied';
+        object := r.name;
+        detail := format('%s line %s sets %s = %L, which PostgreSQL did not apply (%s); the value in force is %s.%s',
+                         r.sourcefile, r.sourceline, r.name, r.setting, r.error, coalesce(r.in_force, 'the default'),
+                         CASE WHEN r.min_val IS NOT NULL
+                              THEN format(' Its valid range is %s to %s%s.', r.min_val, r.max_val, coalesce(' ' || r.unit, ''))
+                              ELSE '' END);
+        fix := CASE WHEN r.context OPERATOR(pg_catalog.=) 'postmaster'
+                    THEN format('Correct the line in %s and restart the server.', r.sourcefile)
+                    ELSE format('Correct the line in %s, then SELECT pg_reload_conf();', r.sourcefile) END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.doctor_settings() IS
+'doctor(): shardid settings of the configuration files that PostgreSQL did not apply (superusers and pg_read_all_settings)';
+
 CREATE OR REPLACE FUNCTION doctor(scan_rows boolean DEFAULT true)
 RETURNS TABLE (problem text, object text, detail text, fix text)
 AS $$
@@ -4247,6 +4285,7 @@ DECLARE
     defs shardid.id_defaults[];
 BEGIN
     RETURN QUERY SELECT * FROM shardid_internal.doctor_epoch_unset();
+    RETURN QUERY SELECT * FROM shardid_internal.doctor_settings();
     -- every check below decodes ids with the epoch in force: under another
     -- epoch than the ids' their rows and fixes would be wrong (a
     -- raise_high_water() to a time decoded under it, say), so that row
