@@ -15,7 +15,11 @@
 #   test/unit        a C compiler; clang-14 libclang-rt-14-dev for fuzzing
 #   test/strict      libfaketime (clock steps), util-linux (runuser)
 #   test/sanitize.sh valgrind (and gcc's UBSan runtime)
-#   test/client      node and npm (skipped when missing; not installed here)
+#   test/client      node and npm (skipped when missing; not installed here),
+#                    and the `pg` package of test/client/package-lock.json,
+#                    which this installs (npm ci) into a cache of its own,
+#                    $SHARDID_CACHE/node-<lock's hash> (/var/cache/shardid)
+#   test/citus       liblz4-dev, libzstd-dev (Citus's build)
 #   test/bench       gnuplot-nox, bc
 #   make deb, dist   debhelper, postgresql-server-dev-all (pg_buildext),
 #                    dpkg-dev; the package tests: pgxnclient, unzip
@@ -28,7 +32,8 @@ pg_config=${PG_CONFIG:-pg_config}
 check=false
 [ "${1:-}" = --check ] && { check=true; shift; }
 packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
-	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip man-db groff-base"
+	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip man-db groff-base
+	liblz4-dev libzstd-dev"
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox bc"
 
 if command -v "$pg_config" >/dev/null 2>&1 && major=$("$pg_config" --version 2>/dev/null); then
@@ -53,6 +58,23 @@ else
 	major=${PG_MAJOR:-15}
 	packages="$packages postgresql-$major postgresql-server-dev-$major postgresql-client-$major"
 fi
+
+# the client test's `pg` package, locked, where test/client/node.sh finds
+# it; npm needs the registry, so a failure here is a note, and that test
+# is skipped saying why
+node_modules() {
+	local lock dir
+	lock="$(dirname "$0")/../test/client/package-lock.json"
+	command -v npm >/dev/null 2>&1 || return 0
+	dir="${SHARDID_CACHE:-/var/cache/shardid}/node-$(sha256sum "$lock" | cut -c1-16)"
+	[ -d "$dir/node_modules/pg" ] && return 0
+	mkdir -p "$dir" 2>/dev/null && [ -w "$dir" ] ||
+		{ echo "note: $dir is not writable: test/client is skipped (make deps as root)" >&2; return 0; }
+	cp "$lock" "$(dirname "$lock")/package.json" "$dir/"
+	(cd "$dir" && timeout 300 npm ci --silent --no-audit --no-fund) >/dev/null 2>&1 ||
+		{ rm -rf "$dir/node_modules"; echo "note: npm ci of test/client's pg package failed: test/client is skipped" >&2; }
+}
+$check || node_modules
 
 missing=""
 for p in $packages; do

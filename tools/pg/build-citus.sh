@@ -77,8 +77,8 @@ for p in gcc make liblz4-dev libzstd-dev; do
 		missing="$missing $p"
 done
 if [ -n "$missing" ]; then
-	log "installing:$missing"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	log "missing Debian packages:$missing; install them first (make deps, as root)"
+	exit 1
 fi
 
 start=$(date +%s)
