@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Writes of explicit ids into a registered shard's tables, by the paths the
+# executor's hooks (src/floor.c, "Writes of explicit ids") must see: after
+# each, the shard's next id sorts after every id of the table, with no step
+# to remember (shardid preloaded, strict mode).
+#
+# One server, shardid.max_lead_ms = 10000; shard 7 in schema s.  Each case
+# writes into a table of its own one id of shard 7 ahead of the clock by
+# 1.5 s plus 100 ms per case (every case further ahead than the ones
+# before, so that a floor one case raised cannot hide another's miss, and
+# within what strict mode follows), then compares the shard's next id with
+# the table's newest:
+#   before_insert_trigger  a BEFORE ROW INSERT trigger sets NEW.id (the
+#                          plan has the DEFAULT's next_id() call)
+#   before_update_trigger  a BEFORE ROW UPDATE trigger sets NEW.id on an
+#                          UPDATE that does not name the column
+#   partition_insert       INSERT into a partition attached from a table
+#                          without the DEFAULT (its parent has it), directly
+#   partition_copy         COPY into such a partition
+#   partition_update       UPDATE ... SET id through the parent of such a
+#                          partition
+#   inherit_child          INSERT into a table that INHERITs the shard
+#                          table's DEFAULT-less after ALTER TABLE ... INHERIT
+#   rule, view, instead_of, plpgsql, sql_function, generic_plan,
+#   select_values, explain_analyze, savepoint, exception_block, merge_update,
+#   numeric, on_conflict_other_key, copy_where: forms the hooks see (pinned)
+# Found on 931231c: before_insert_trigger, before_update_trigger,
+# partition_insert, partition_copy, partition_update and inherit_child gave
+# a next id at or below the row just written; the others pass.
+SHARDID_PRELOAD=1
+. "$(dirname "$0")/common.bash"
+
+port=$((SHARDID_PORT_BASE + 171))
+app_server x "$port" "shardid.max_lead_ms = 10000" || { fail "server did not start"; finish; }
+q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }
+CREATE EXTENSION shardid;
+CREATE SCHEMA s;
+SELECT shardid.register_shard(7, 's');
+-- an id of shard 7, ms milliseconds ahead of the clock
+CREATE FUNCTION public.ahead(ms int) RETURNS bigint LANGUAGE sql AS
+$$ SELECT shardid.make_id(shardid.id_millis(shardid.min_id(clock_timestamp())) + ms, 7, 0) $$;
+-- whether the shard's next id sorts after every id of table t
+CREATE FUNCTION public.after(t regclass) RETURNS boolean LANGUAGE plpgsql AS
+$$ DECLARE newest bigint; BEGIN
+   EXECUTE format('SELECT max(id) FROM %s', t) INTO newest;
+   RETURN shardid.next_id(7) > newest; END $$;
+SQL
+
+n=0
+# check NAME TABLE SQL: run SQL (:ahead, replaced here, is the id to write), then the next
+# id of shard 7 must sort after every id of TABLE
+check() {
+	local name=$1 table=$2 sql=$3 got
+	n=$((n + 1))
+	sql=${sql//:ahead/(public.ahead($((1500 + 100 * n))))}
+	got=$(printf '%s;\nSELECT public.after(%s);\n' "$sql" "'$table'" | q_at "$port" 2>&1 | tail -1)
+	echo "$name: next id after the table's ids: $got"
+	expect "$got" = t "$name: the next id of shard 7 sorts after the id just written"
+}
+
+q_at "$port" >/dev/null <<'SQL' || fail "tables"
+CREATE TABLE s.trg (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE FUNCTION s.set_id() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN NEW.id := public.ahead(TG_ARGV[0]::int); RETURN NEW; END $$;
+CREATE TABLE s.upd (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+INSERT INTO s.upd (v) VALUES (1);
+CREATE TABLE s.p (id bigint DEFAULT shardid.next_id(7), v int, PRIMARY KEY (id, v)) PARTITION BY RANGE (v);
+CREATE TABLE s.p1 (id bigint, v int, PRIMARY KEY (id, v));
+ALTER TABLE s.p ATTACH PARTITION s.p1 FOR VALUES FROM (0) TO (100);
+CREATE TABLE s.par (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.ch (id bigint PRIMARY KEY, v int);
+ALTER TABLE s.ch INHERIT s.par;
+CREATE TABLE s.r (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.r_in (id bigint, v int);
+CREATE RULE r_in AS ON INSERT TO s.r_in DO INSTEAD INSERT INTO s.r VALUES (NEW.id, NEW.v);
+CREATE TABLE s.uv (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE VIEW s.uvv AS SELECT * FROM s.uv;
+CREATE TABLE s.it (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE VIEW s.itv AS SELECT id, v FROM s.it;
+CREATE FUNCTION s.itf() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO s.it VALUES (NEW.id, NEW.v); RETURN NEW; END $$;
+CREATE TRIGGER itv INSTEAD OF INSERT ON s.itv FOR EACH ROW EXECUTE FUNCTION s.itf();
+CREATE TABLE s.pl (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.sf (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE FUNCTION s.put(bigint) RETURNS void LANGUAGE sql AS $$ INSERT INTO s.sf VALUES ($1, 1) $$;
+CREATE TABLE s.gp (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.sv (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.ea (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.sp (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.eb (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.mg (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+INSERT INTO s.mg (v) VALUES (1);
+CREATE TABLE s.nu (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+CREATE TABLE s.oc (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int UNIQUE);
+CREATE TABLE s.cw (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+SQL
+
+check before_insert_trigger s.trg "CREATE TRIGGER b BEFORE INSERT ON s.trg FOR EACH ROW EXECUTE FUNCTION s.set_id($((1500 + 100 * (n + 1))));
+INSERT INTO s.trg (v) VALUES (1)"
+check before_update_trigger s.upd "CREATE TRIGGER b BEFORE UPDATE ON s.upd FOR EACH ROW EXECUTE FUNCTION s.set_id($((1500 + 100 * (n + 1))));
+UPDATE s.upd SET v = 2"
+check partition_insert s.p "INSERT INTO s.p1 VALUES (:ahead, 1)"
+check partition_copy s.p "DO \$\$ BEGIN EXECUTE format('COPY s.p1 FROM PROGRAM %L (FORMAT csv)', 'echo ' || :ahead || ',2'); END \$\$"
+check partition_update s.p "UPDATE s.p SET id = :ahead WHERE v = 1"
+check inherit_child s.par "INSERT INTO s.ch VALUES (:ahead, 1)"
+check rule s.r "INSERT INTO s.r_in VALUES (:ahead, 1)"
+check view s.uv "INSERT INTO s.uvv VALUES (:ahead, 1)"
+check instead_of s.it "INSERT INTO s.itv VALUES (:ahead, 1)"
+check plpgsql s.pl "DO \$\$ DECLARE x bigint := :ahead; BEGIN INSERT INTO s.pl VALUES (x, 1); END \$\$"
+check sql_function s.sf "SELECT s.put(:ahead)"
+check generic_plan s.gp "SET plan_cache_mode = force_generic_plan;
+PREPARE g(bigint) AS INSERT INTO s.gp VALUES (\$1, 1); EXECUTE g(:ahead)"
+check select_values s.sv "INSERT INTO s.sv SELECT * FROM (VALUES (:ahead, 1)) x"
+check explain_analyze s.ea "EXPLAIN (ANALYZE, COSTS OFF) INSERT INTO s.ea VALUES (:ahead, 1)"
+check savepoint s.sp "BEGIN; SAVEPOINT a; INSERT INTO s.sp VALUES (:ahead - 1, 1); ROLLBACK TO a;
+INSERT INTO s.sp VALUES (:ahead, 2); COMMIT"
+check exception_block s.eb "DO \$\$ BEGIN BEGIN INSERT INTO s.eb VALUES (:ahead - 1, 1); PERFORM 1 / 0;
+EXCEPTION WHEN division_by_zero THEN NULL; END; INSERT INTO s.eb VALUES (:ahead, 2); END \$\$"
+check merge_update s.mg "MERGE INTO s.mg t USING (SELECT 1 AS v) s ON t.v = s.v WHEN MATCHED THEN UPDATE SET id = :ahead"
+check numeric s.nu "INSERT INTO s.nu VALUES (:ahead::numeric, 1)"
+check on_conflict_other_key s.oc "INSERT INTO s.oc VALUES (:ahead, 1) ON CONFLICT (v) DO UPDATE SET v = 2"
+check copy_where s.cw "DO \$\$ BEGIN EXECUTE format('COPY s.cw FROM PROGRAM %L (FORMAT csv) WHERE v > 0', 'echo ' || :ahead || ',2'); END \$\$"
+finish
