@@ -120,4 +120,28 @@ check merge_update s.mg "MERGE INTO s.mg t USING (SELECT 1 AS v) s ON t.v = s.v 
 check numeric s.nu "INSERT INTO s.nu VALUES (:ahead::numeric, 1)"
 check on_conflict_other_key s.oc "INSERT INTO s.oc VALUES (:ahead, 1) ON CONFLICT (v) DO UPDATE SET v = 2"
 check copy_where s.cw "DO \$\$ BEGIN EXECUTE format('COPY s.cw FROM PROGRAM %L (FORMAT csv) WHERE v > 0', 'echo ' || :ahead || ',2'); END \$\$"
+
+# A write of explicit ids through a partitioned table waits for no lock on
+# a partition it does not write: role other, who may only UPDATE s.q2,
+# holds LOCK TABLE s.q2 IN ACCESS EXCLUSIVE MODE while the superuser
+# INSERTs explicit ids routed to s.q1, under lock_timeout = '1s'.
+q_at "$port" >/dev/null <<'SQL' || fail "partitions q"
+CREATE TABLE s.q (id bigint DEFAULT shardid.next_id(7), d int, PRIMARY KEY (id, d)) PARTITION BY RANGE (d);
+CREATE TABLE s.q1 PARTITION OF s.q FOR VALUES FROM (0) TO (10);
+CREATE TABLE s.q2 PARTITION OF s.q FOR VALUES FROM (10) TO (20);
+CREATE ROLE other LOGIN;
+GRANT USAGE ON SCHEMA s TO other;
+GRANT UPDATE ON s.q2 TO other;
+SQL
+PGOPTIONS="-c statement_timeout=20s" q_at "$port" -U other -c "BEGIN" -c "LOCK s.q2 IN ACCESS EXCLUSIVE MODE" \
+	-c "SELECT pg_sleep(20)" >/dev/null 2>&1 &
+locker=$!
+locked() { [ "$(q_at "$port" -c "SELECT count(*) FROM pg_locks WHERE relation = 's.q2'::regclass AND granted")" = 1 ]; }
+wait_until "other's lock on s.q2" locked
+got=$(q_at "$port" -c "SET lock_timeout = '1s'" \
+	-c "INSERT INTO s.q VALUES (public.ahead($((1500 + 100 * (n + 1)))), 1)" -c "SELECT 'written'" 2>&1)
+echo "explicit ids into s.q1 while s.q2 is locked: $got"
+expect "$got" = written "an INSERT of explicit ids into s.q1 under another role's lock on s.q2"
+q_at "$port" -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = 'other'" >/dev/null
+wait "$locker"
 finish
