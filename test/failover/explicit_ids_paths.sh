@@ -37,7 +37,7 @@
 SHARDID_PRELOAD=1	# the hooks are in sessions that load the library
 . "$(dirname "$0")/common.bash"
 
-port=$((SHARDID_PORT_BASE + 171))
+port=$((SHARDID_PORT_BASE + 173))
 app_server x "$port" "shardid.max_lead_ms = 10000" || { fail "server did not start"; finish; }
 q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }
 CREATE EXTENSION shardid;
