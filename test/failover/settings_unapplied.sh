@@ -7,7 +7,7 @@
 # no error.  A corrected file and a reload clear the row.
 . "$(dirname "$0")/common.bash"
 
-port=$((SHARDID_PORT_BASE + 171))
+port=$((SHARDID_PORT_BASE + 175))
 app_server settings $port "shardid.max_lead_ms = 90000" || { fail "server did not start"; finish; }
 q_at $port -c "CREATE EXTENSION shardid" -c "CREATE ROLE regress_reader LOGIN" >/dev/null
 # in force: SHOW once the library is loaded (without preloading, its load
