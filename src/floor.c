@@ -47,7 +47,9 @@
 #include "access/transam.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attrdef.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -88,6 +90,24 @@
  * of the schema may be locked by the other jobs of a pg_restore -j).
  */
 static bool floor_read_by_ddl = false;
+
+/*
+ * shardid_registry_relid(), looked up once (a scan of pg_extension): reset
+ * when pg_proc changes, as CREATE and DROP EXTENSION change it
+ */
+static bool registry_known = false;
+static Oid	registry_cached = InvalidOid;
+
+static Oid
+registry_relid(void)
+{
+	if (!registry_known)
+	{
+		registry_cached = shardid_registry_relid();
+		registry_known = true;
+	}
+	return registry_cached;
+}
 
 /* a column of the registry, by name, or an error */
 static int
@@ -235,7 +255,7 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("shardid_internal.registry_floor() must be a BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger")));
 	rel = trigdata->tg_relation;
-	if (RelationGetRelid(rel) != shardid_registry_relid())
+	if (RelationGetRelid(rel) != registry_relid())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("shardid_internal.registry_floor() is a trigger of shardid.shard_registry only")));
@@ -492,7 +512,7 @@ namespaces_up(Oid relid)
 static int32
 registered_shard_dirty(const char *nspname)
 {
-	Relation	rel = table_open(shardid_registry_relid(), AccessShareLock);
+	Relation	rel = table_open(registry_relid(), AccessShareLock);
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			schema_att = registry_attnum(desc, "schema_name", NAMEOID);
 	int			shard_att = registry_attnum(desc, "shard", INT4OID);
@@ -560,31 +580,43 @@ apply_floor_quietly(int32 shard, int64 floor_id)
 	return true;
 }
 
+/* what raise_for_table() reads and writes, by the moment that asks */
+typedef enum RaiseHow
+{
+	RAISE_DDL,					/* relid and its children; a superuser's
+								 * DDL writes the registry's row too */
+	RAISE_COPIED,				/* relid and its children (COPY FROM) */
+	RAISE_WRITTEN,				/* relid alone, which the statement wrote:
+								 * its ids not covered yet */
+	RAISE_TRIGGERED				/* the same, where only a BEFORE ROW trigger
+								 * may have set ids: by descents alone */
+} RaiseHow;
+
 /*
  * Raise the floor of every registered shard whose schema holds table relid
- * or a table it inherits from to the newest id of the shard in relid and
- * its children; written as the bootstrap superuser in a security-restricted
- * operation (see shardid_floor_after_ddl()).  After a DDL command (by_ddl)
- * a superuser's also writes the registry's row; after a write of explicit
- * ids (shardid_floor_after_write()) only the shard's state and H take it,
- * in strict mode, and nothing is read without it.
+ * or a table it inherits from to the newest id of the shard in what is
+ * read (how); written as the bootstrap superuser in a security-restricted
+ * operation (see shardid_floor_after_ddl()).  After a DDL command a
+ * superuser's also writes the registry's row; after a write of explicit
+ * ids (the hooks at the end of this file) only the shard's state and H
+ * take it, in strict mode, and nothing is read without it.
  */
 static void
-raise_for_table(Oid relid, bool by_ddl)
+raise_for_table(Oid relid, RaiseHow how)
 {
 	List	   *namespaces;
 	ListCell   *lc;
 	Oid			save_userid;
 	int			save_sec_context;
-	bool		by_superuser = by_ddl && superuser();
+	bool		by_superuser = how == RAISE_DDL && superuser();
 
-	if (!by_ddl)
+	if (how != RAISE_DDL)
 	{
 		shardid_shared_attach();
 		if (shardid_shared_kind() == SHARDID_SHARED_NONE)
 			return;
 	}
-	if (!OidIsValid(shardid_registry_relid()))
+	if (!OidIsValid(registry_relid()))
 		return;
 	namespaces = namespaces_up(relid);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
@@ -605,12 +637,14 @@ raise_for_table(Oid relid, bool by_ddl)
 
 			if (nspname == NULL || (shard = registered_shard_dirty(nspname)) < 0)
 				continue;
-			if (!by_ddl)
+			if (how != RAISE_DDL)
 				elog(DEBUG1, "shardid: reading the ids of shard %d in table %s, written with values of their own",
 					 shard, table_text(relid));
-			newest = newest_of(shard,
-							   shardid_stored_read_table(relid, shard,
-														 shardid_stored_bound(shard)));
+			newest = newest_of(shard, how == RAISE_WRITTEN || how == RAISE_TRIGGERED ?
+							   shardid_stored_read_written(relid, shard, shardid_stored_bound(shard),
+														   shardid_strict_uncovered_from(shard),
+														   how == RAISE_WRITTEN) :
+							   shardid_stored_read_table(relid, shard, shardid_stored_bound(shard)));
 			if (newest < 0)
 				continue;
 			if (!apply_floor_quietly(shard, newest))
@@ -730,7 +764,7 @@ shardid_floor_before_ddl(PG_FUNCTION_ARGS)
 		subname = ((DropSubscriptionStmt *) trigdata->parsetree)->subname;
 	else if (IsA(trigdata->parsetree, AlterSubscriptionStmt))
 		subname = ((AlterSubscriptionStmt *) trigdata->parsetree)->subname;
-	if (subname == NULL || !OidIsValid(shardid_registry_relid()))
+	if (subname == NULL || !OidIsValid(registry_relid()))
 		PG_RETURN_VOID();
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
@@ -828,7 +862,7 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 			relid = lfirst_oid(lc);
 			kind = get_rel_relkind(relid);
 			if (kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE)
-				raise_for_table(relid, true);
+				raise_for_table(relid, RAISE_DDL);
 		}
 		list_free(tables);
 		PG_RETURN_VOID();
@@ -842,7 +876,7 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 		RenameStmt *stmt = (RenameStmt *) trigdata->parsetree;
 
 		if (stmt->renameType == OBJECT_SCHEMA &&
-			OidIsValid(shardid_registry_relid()))
+			OidIsValid(registry_relid()))
 			raise_registered(stmt->newname);
 		PG_RETURN_VOID();
 	}
@@ -865,10 +899,10 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 	if (kind != RELKIND_RELATION && kind != RELKIND_PARTITIONED_TABLE &&
 		kind != RELKIND_MATVIEW)
 		PG_RETURN_VOID();
-	if (!OidIsValid(shardid_registry_relid()))
+	if (!OidIsValid(registry_relid()))
 		PG_RETURN_VOID();
 
-	if (relid == shardid_registry_relid())
+	if (relid == registry_relid())
 	{
 		/* its triggers enabled again (no key of the registry is a shard's) */
 		if (IsA(trigdata->parsetree, AlterTableStmt) &&
@@ -876,7 +910,7 @@ shardid_floor_after_ddl(PG_FUNCTION_ARGS)
 			raise_registered(NULL);
 		PG_RETURN_VOID();
 	}
-	raise_for_table(relid, true);
+	raise_for_table(relid, RAISE_DDL);
 	PG_RETURN_VOID();
 }
 
@@ -902,13 +936,15 @@ static ProcessUtility_hook_type prev_process_utility = NULL;
 /* shardid.next_id(integer) and next_id(integer, bigint) here, or invalid */
 static bool next_id_known = false;
 static Oid	next_id_oids[2];
+static Oid	own_trigger_oids[2];	/* shardid.set_id(), shardid.move_guard() */
 static char next_id_patterns[2][32];
 
 /* a statement that wrote explicit ids: its tables, read at its end */
 typedef struct PendingWrite
 {
 	EState	   *estate;
-	List	   *relids;
+	List	   *relids;			/* written with values of their own */
+	List	   *triggered;		/* where only a trigger may have set ids */
 } PendingWrite;
 
 static List *pending_writes = NIL;
@@ -942,21 +978,11 @@ id_columns_forget_all(void)
 static void
 id_columns_forget(Datum arg, Oid relid)
 {
-	IdColumns  *entry;
-
-	if (id_columns_cache == NULL)
-		return;
-	if (!OidIsValid(relid))
-	{
-		id_columns_forget_all();
-		return;
-	}
-	entry = hash_search(id_columns_cache, &relid, HASH_FIND, NULL);
-	if (entry != NULL)
-	{
-		bms_free(entry->cols);
-		(void) hash_search(id_columns_cache, &relid, HASH_REMOVE, NULL);
-	}
+	/*
+	 * all of them: a parent's DEFAULT is its partitions' and children's
+	 * (inherited_id_columns()), whose entries its invalidation does not name
+	 */
+	id_columns_forget_all();
 }
 
 /*
@@ -967,7 +993,10 @@ static void
 next_id_forget(Datum arg, int cacheid, uint32 hashvalue)
 {
 	if (cacheid == PROCOID)
+	{
 		next_id_known = false;
+		registry_known = false;
+	}
 	id_columns_forget_all();
 }
 
@@ -987,6 +1016,11 @@ next_id_present(void)
 				next_id_oids[i] = LookupFuncName(list_make2(makeString("shardid"),
 															makeString("next_id")),
 												 i + 1, argtypes, true);
+			own_trigger_oids[i] = InvalidOid;
+			if (OidIsValid(get_namespace_oid("shardid", true)))
+				own_trigger_oids[i] = LookupFuncName(list_make2(makeString("shardid"),
+																makeString(i == 0 ? "set_id" : "move_guard")),
+													 0, NULL, true);
 			/* how a stored DEFAULT (nodeToString()) names the call */
 			snprintf(next_id_patterns[i], sizeof(next_id_patterns[i]),
 					 ":funcid %u ", next_id_oids[i]);
@@ -1004,8 +1038,98 @@ calls_next_id(const char *stored)
 }
 
 /*
+ * The tables relid inherits from, however deep (a partition's parents
+ * among them), from pg_inherits: no lock taken on them
+ */
+static List *
+ancestors_of(Oid relid)
+{
+	List	   *todo = list_make1_oid(relid);
+	List	   *out = NIL;
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+
+	while (todo != NIL)
+	{
+		Oid			rel = linitial_oid(todo);
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		todo = list_delete_first(todo);
+		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(rel));
+		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
+								  NULL, 1, &key);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			Oid			parent = ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent;
+
+			if (!list_member_oid(out, parent))
+			{
+				out = lappend_oid(out, parent);
+				todo = lappend_oid(todo, parent);
+			}
+		}
+		systable_endscan(scan);
+	}
+	table_close(inherits, AccessShareLock);
+	return out;
+}
+
+/*
+ * The columns of rel, without a DEFAULT of their own, whose column of the
+ * same name in a table rel inherits from has a DEFAULT that calls
+ * next_id(): a partition attached from a table made without the DEFAULT
+ * (a write into the partition itself gives its ids), a child of ALTER
+ * TABLE ... INHERIT.  From pg_attrdef, locking no ancestor.
+ */
+static Bitmapset *
+inherited_id_columns(Relation rel, Bitmapset *cols)
+{
+	List	   *ancestors;
+	ListCell   *lc;
+	Relation	attrdef;
+
+	if (!rel->rd_rel->relispartition && !has_superclass(RelationGetRelid(rel)))
+		return cols;
+	ancestors = ancestors_of(RelationGetRelid(rel));
+	attrdef = table_open(AttrDefaultRelationId, AccessShareLock);
+	foreach(lc, ancestors)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+
+		ScanKeyInit(&key, Anum_pg_attrdef_adrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(lfirst_oid(lc)));
+		scan = systable_beginscan(attrdef, AttrDefaultIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		{
+			Form_pg_attrdef def = (Form_pg_attrdef) GETSTRUCT(tuple);
+			bool		isnull;
+			Datum		bin = heap_getattr(tuple, Anum_pg_attrdef_adbin,
+										   RelationGetDescr(attrdef), &isnull);
+			char	   *name;
+			AttrNumber	attnum;
+
+			if (isnull || !calls_next_id(TextDatumGetCString(bin)))
+				continue;
+			name = get_attname(lfirst_oid(lc), def->adnum, true);
+			attnum = name != NULL ? get_attnum(RelationGetRelid(rel), name) : InvalidAttrNumber;
+			if (attnum > 0 && !TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atthasdef)
+				cols = bms_add_member(cols, attnum);
+		}
+		systable_endscan(scan);
+	}
+	table_close(attrdef, AccessShareLock);
+	list_free(ancestors);
+	return cols;
+}
+
+/*
  * The columns of rel whose DEFAULT calls next_id(): the column's own, or
- * else its domain's (domains are types of their own, never built in).
+ * else its domain's (domains are types of their own, never built in), or
+ * else that of a table it inherits from (inherited_id_columns()).
  */
 static Bitmapset *
 id_default_columns(Relation rel)
@@ -1050,7 +1174,7 @@ id_default_columns(Relation rel)
 			ReleaseSysCache(tuple);
 		}
 	}
-	return cols;
+	return inherited_id_columns(rel, cols);
 }
 
 /* id_default_columns(rel), from the cache; NULL: none */
@@ -1082,7 +1206,8 @@ id_columns_of(Relation rel)
 		MemoryContextSwitchTo(old);
 		bms_free(cols);
 	}
-	return entry->cols;
+	/* a copy: an invalidation may free the cache's own at any lock taken */
+	return bms_copy(entry->cols);
 }
 
 /*
@@ -1188,6 +1313,39 @@ made_by_next_id(Node *expr, Plan *plan, ParamListInfo params)
 	return false;
 }
 
+/*
+ * Whether a BEFORE ROW trigger of rel that the statement fires may give the
+ * id a value of its own (NEW.id := ...): any but shardid's own (set_id()
+ * makes its ids by next_id(), move_guard() refuses the write).  A table
+ * with such a trigger is read after each write of its rows.
+ */
+static bool
+trigger_may_set_ids(Relation rel, CmdType operation, OnConflictAction on_conflict)
+{
+	TriggerDesc *td = rel->trigdesc;
+	bool		inserts = operation == CMD_INSERT || operation == CMD_MERGE;
+	bool		updates = operation == CMD_UPDATE || operation == CMD_MERGE ||
+		on_conflict == ONCONFLICT_UPDATE;
+	int			i;
+
+	if (td == NULL ||
+		!((inserts && td->trig_insert_before_row) || (updates && td->trig_update_before_row)))
+		return false;
+	for (i = 0; i < td->numtriggers; i++)
+	{
+		Trigger    *t = &td->triggers[i];
+
+		if (!TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_BEFORE(t->tgtype) ||
+			t->tgenabled == TRIGGER_DISABLED ||
+			t->tgfoid == own_trigger_oids[0] || t->tgfoid == own_trigger_oids[1])
+			continue;
+		if ((inserts && TRIGGER_FOR_INSERT(t->tgtype)) ||
+			(updates && TRIGGER_FOR_UPDATE(t->tgtype)))
+			return true;
+	}
+	return false;
+}
+
 /* whether a MERGE's INSERT actions give an id column a value of their own */
 static bool
 merge_inserts_ids(ModifyTable *mt, int rel_index, Bitmapset *cols, ParamListInfo params)
@@ -1222,7 +1380,7 @@ merge_inserts_ids(ModifyTable *mt, int rel_index, Bitmapset *cols, ParamListInfo
  */
 static List *
 explicit_writes(ModifyTableState *mts, EState *estate, ParamListInfo params,
-				List *relids)
+				List *relids, List **triggered)
 {
 	ModifyTable *mt = (ModifyTable *) mts->ps.plan;
 	int			i;
@@ -1269,6 +1427,9 @@ explicit_writes(ModifyTableState *mts, EState *estate, ParamListInfo params,
 			explicit = merge_inserts_ids(mt, i, cols, params);
 		if (explicit)
 			relids = list_append_unique_oid(relids, RelationGetRelid(rel));
+		else if (trigger_may_set_ids(rel, mt->operation, mt->onConflictAction))
+			*triggered = list_append_unique_oid(*triggered, RelationGetRelid(rel));
+		bms_free(cols);
 	}
 	return relids;
 }
@@ -1284,6 +1445,7 @@ static void
 floor_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	List	   *relids = NIL;
+	List	   *triggered = NIL;
 	ListCell   *lc;
 	MemoryContext old;
 
@@ -1303,17 +1465,18 @@ floor_executor_start(QueryDesc *queryDesc, int eflags)
 	old = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
 	if (queryDesc->planstate != NULL && IsA(queryDesc->planstate, ModifyTableState))
 		relids = explicit_writes((ModifyTableState *) queryDesc->planstate,
-								 queryDesc->estate, queryDesc->params, relids);
+								 queryDesc->estate, queryDesc->params, relids, &triggered);
 	foreach(lc, queryDesc->estate->es_auxmodifytables)
 		relids = explicit_writes(lfirst_node(ModifyTableState, lc),
-								 queryDesc->estate, queryDesc->params, relids);
-	if (relids != NIL)
+								 queryDesc->estate, queryDesc->params, relids, &triggered);
+	if (relids != NIL || triggered != NIL)
 	{
 		PendingWrite *write = palloc(sizeof(PendingWrite));
 		MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
 
 		write->estate = queryDesc->estate;
 		write->relids = relids;
+		write->triggered = triggered;
 		cb->func = forget_pending;
 		cb->arg = write;
 		MemoryContextRegisterResetCallback(queryDesc->estate->es_query_cxt, cb);
@@ -1333,10 +1496,34 @@ floor_executor_end(QueryDesc *queryDesc)
 		PendingWrite *write = lfirst(lc);
 		ListCell   *rc;
 
+		List	   *read = NIL;
+
 		if (write->estate != queryDesc->estate)
 			continue;
+
+		/*
+		 * The tables written: a partitioned table's rows went to the
+		 * partitions its statement routed them to (an UPDATE's too, where
+		 * rows moved), which are read alone, not the partitions it never
+		 * touched (another session may hold their locks)
+		 */
 		foreach(rc, write->relids)
-			raise_for_table(lfirst_oid(rc), false);
+			if (get_rel_relkind(lfirst_oid(rc)) != RELKIND_PARTITIONED_TABLE)
+				read = list_append_unique_oid(read, lfirst_oid(rc));
+		foreach(rc, queryDesc->estate->es_tuple_routing_result_relations)
+		{
+			Relation	leaf = ((ResultRelInfo *) lfirst(rc))->ri_RelationDesc;
+
+			if (leaf->rd_rel->relkind == RELKIND_RELATION)
+				read = list_append_unique_oid(read, RelationGetRelid(leaf));
+		}
+		foreach(rc, read)
+			raise_for_table(lfirst_oid(rc), RAISE_WRITTEN);
+		foreach(rc, write->triggered)
+			if (!list_member_oid(read, lfirst_oid(rc)) &&
+				get_rel_relkind(lfirst_oid(rc)) == RELKIND_RELATION)
+				raise_for_table(lfirst_oid(rc), RAISE_TRIGGERED);
+		list_free(read);
 		break;
 	}
 	if (prev_executor_end)
@@ -1398,8 +1585,13 @@ floor_process_utility(PlannedStmt *pstmt, const char *queryString,
 		}
 	}
 	relation_close(rel, NoLock);
+	/*
+	 * every id column, a later key column's too (a scan of its index, once
+	 * per COPY), and the partitions a partitioned table's COPY routed rows
+	 * to, which are not known here
+	 */
 	if (explicit)
-		raise_for_table(relid, false);
+		raise_for_table(relid, RAISE_COPIED);
 }
 
 /* from _PG_init(): the hooks of the writes of explicit ids */

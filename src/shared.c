@@ -345,6 +345,31 @@ shardid_strict_covers(int32 shard, int64 stored_id)
 }
 
 /*
+ * The smallest id of shard that shardid_strict_covers() may not cover: of
+ * the later of the clock's millisecond and that of the shard's state (seq
+ * 0).  A write of explicit ids (floor.c) reads only ids at or above it, so
+ * that one after ids this server made reads no more than a descent.
+ */
+int64
+shardid_strict_uncovered_from(int32 shard)
+{
+	int64		now = shardid_clock_ms();
+	int64		last_ms;
+
+	Assert(shared != NULL);
+	if (pg_atomic_read_u32(&shared->seeded) == 0)
+		last_ms = Max(shardid_mark_durable(), now);
+	else
+		last_ms = SHARDID_STATE_MS(pg_atomic_read_u64(&shared->slots[shard].d.state));
+	last_ms = Max(last_ms, now) - shardid_epoch_ms;
+	if (last_ms < 0)
+		return 0;
+	if (last_ms >= SHARDID_SIGN_MILLIS)
+		return PG_INT64_MAX;
+	return shardid_pack(last_ms, shard, 0);
+}
+
+/*
  * Raise H to at least unix_ms and start every shard past it, for
  * shardid.raise_high_water().  Returns H.
  */

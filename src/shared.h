@@ -35,6 +35,7 @@ extern int64 shardid_follow_limit_ms(void);
 extern bool shardid_strict_start_past(int32 shard, int64 stored_id);
 extern bool shardid_strict_raise_floor(int32 shard, int64 floor_id);
 extern bool shardid_strict_covers(int32 shard, int64 stored_id);
+extern int64 shardid_strict_uncovered_from(int32 shard);
 extern bool shardid_strict_shard(int32 shard, uint64 *state, uint64 *ids, uint64 *waits);
 extern void shardid_strict_mark_counters(int64 *unconfirmed, int64 *stored_checks,
 										 int64 *stored_moves, int64 *stored_unindexed,

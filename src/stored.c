@@ -340,7 +340,8 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
  * through the index where it comes earliest (a scan).
  */
 static void
-read_table(Relation rel, int32 shard, int64 bound, List **out)
+read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
+		   int64 lo, List **out)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -368,7 +369,11 @@ read_table(Relation rel, int32 shard, int64 bound, List **out)
 			}
 			index_close(index, AccessShareLock);
 		}
-		if (OidIsValid(best))
+		/*
+		 * without scans, descents only: a later key column's scan reads the
+		 * whole index (COPY, DDL and writes of explicit values read it)
+		 */
+		if (OidIsValid(best) && (scans || best_pos == 0))
 		{
 			ShardidStoredColumn *col = palloc0(sizeof(ShardidStoredColumn));
 			Relation	index = index_open(best, AccessShareLock);
@@ -377,11 +382,12 @@ read_table(Relation rel, int32 shard, int64 bound, List **out)
 			col->relid = RelationGetRelid(rel);
 			col->attnum = attnum;
 			col->indexid = best;
-			col->newest = newest_at(rel, index, best_pos, shard, bound, 0,
+			col->newest = newest_at(rel, index, best_pos, shard, bound, lo,
 									&col->complete);
 			/* above the bound: only to report (never followed) */
-			col->beyond = newest_at(rel, index, best_pos, shard, top,
-									Max(bound, -1) + 1, &beyond_complete);
+			col->beyond = beyond ?
+				newest_at(rel, index, best_pos, shard, top,
+						  Max(bound, -1) + 1, &beyond_complete) : -1;
 			index_close(index, AccessShareLock);
 			*out = lappend(*out, col);
 		}
@@ -428,7 +434,7 @@ read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
 			rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP &&
 			!(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
 			  RecoveryInProgress()))
-			read_table(rel, shard, bound, out);
+			read_table(rel, shard, bound, true, true, 0, out);
 		relation_close(rel, NoLock);
 	}
 
@@ -561,6 +567,31 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 
 	read_family(relid, shard, bound, &seen, &out);
 	list_free(seen);
+	return out;
+}
+
+/*
+ * The id columns of table relid alone, which the caller has locked, as
+ * read_table() reads them (without scans, only the columns that lead an
+ * index), only their ids at or above lo, and without the ids above the
+ * bound (reported elsewhere, never followed): for a write of explicit ids
+ * into it
+ * (floor.c), which must neither wait for the locks of the tables it did
+ * not write nor pay for what only a report needs.
+ */
+List *
+shardid_stored_read_written(Oid relid, int32 shard, int64 bound, int64 lo,
+							bool scans)
+{
+	List	   *out = NIL;
+	Relation	rel = try_relation_open(relid, NoLock);
+
+	if (rel == NULL)
+		return NIL;
+	if (rel->rd_rel->relkind == RELKIND_RELATION &&
+		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+		read_table(rel, shard, bound, false, scans, lo, &out);
+	relation_close(rel, NoLock);
 	return out;
 }
 
