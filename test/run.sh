@@ -44,8 +44,9 @@
 # the name): "regress/" every pg_regress test, "^strict/" the strict
 # scripts, "failover/ cluster/move.sh" those two.  SHARDID_SKIP="pattern
 # ..." leaves out the parts that match any pattern.  FUZZ_SECONDS sets the
-# fuzzing time (default 60).  `make installcheck` runs sql/ alone against a
-# running server (standard PGXS).
+# fuzzing time (default 60).  `make installcheck` runs the mode's suite and
+# sql/ against a running server, whatever its shardid.epoch
+# (doc/development.md; test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
