@@ -166,7 +166,8 @@ if selected unit/core; then
 	record unit/core $?
 fi
 
-if selected tools/; then
+# (by the scripts' names: "tools/man.sh" alone selects the part too)
+if [ -n "$(for s in $(script_list $TOOLS); do selected "${s#test/}" && echo "$s"; done)" ]; then
 	echo "== the tools (test/tools)"
 	own_server_scripts $TOOLS
 fi
