@@ -62,7 +62,8 @@ endif
 
 # make installcheck, against the running server libpq reaches: sql/, and
 # first the suite of the mode shardid runs in there, test/strict/sql with
-# its shared memory (preloaded, or PostgreSQL 17+), else test/session/sql.
+# its shared memory (preloaded, or PostgreSQL 17+), else test/session/sql;
+# the server may set any shardid.epoch (doc/development.md).
 # What needs servers of its own (restarts, crashes, clocks, replicas,
 # moves) runs in make test.
 ifeq ($(BUILD_MISSING),)

@@ -4,6 +4,9 @@
 -- real Citus cluster in test/citus.
 SET client_min_messages = warning;
 SET timezone = 'UTC';
+-- the epoch in force, the server's (make installcheck runs on any): times
+-- print as intervals since it
+SELECT epoch AS epoch_at FROM shardid.info() \gset
 CREATE SCHEMA c7;
 CREATE TABLE c7.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
 CREATE TABLE c7.u (uid bigint, v int);
@@ -28,8 +31,8 @@ SELECT schema_name, table_name, table_oid = 'c7.t'::regclass AS oid_ok, shard, i
 FROM shardid.citus_tenants ORDER BY table_name;
 
 -- an id given in the statement is kept, on any column name
-INSERT INTO c7.t (id, v) VALUES (shardid.make_id(1000, 7, 1), 1) RETURNING shardid.decode(id);
-INSERT INTO c7.u (uid, v) VALUES (shardid.make_id(1000, 9, 2), 1) RETURNING shardid.decode(uid);
+INSERT INTO c7.t (id, v) VALUES (shardid.make_id(1000, 7, 1), 1) RETURNING (SELECT (d.created_at - :'epoch_at', d.shard, d.seq, d.millis) FROM shardid.decode(id) d) AS decode;
+INSERT INTO c7.u (uid, v) VALUES (shardid.make_id(1000, 9, 2), 1) RETURNING (SELECT (d.created_at - :'epoch_at', d.shard, d.seq, d.millis) FROM shardid.decode(uid) d) AS decode;
 
 -- set_id() only as the trigger citus_use_trigger() makes
 CREATE TABLE c7.x (id bigint, v int);

@@ -39,16 +39,20 @@ SELECT shardid.id_millis(9223372036854775807), shardid.id_shard(9223372036854775
        shardid.id_seq(9223372036854775807);
 SELECT shardid.id_millis(0), shardid.id_shard(0), shardid.id_seq(0);
 
--- id_time() and decode() count from the epoch (default 2026-01-01)
-SELECT shardid.id_time(0) AS epoch_itself;
-SELECT shardid.id_time(shardid.make_id(1000::bigint * 86400 * 365, 3, 9));
-SELECT * FROM shardid.decode(shardid.make_id(1387263000, 1341, 5001));
-SELECT * FROM shardid.decode(-1);
+-- id_time() and decode() count from the epoch in force (the server's, or
+-- the default 2026-01-01): times print as intervals since it
+SELECT epoch AS epoch_at FROM shardid.info() \gset
+SELECT shardid.id_time(0) - :'epoch_at' AS epoch_itself;
+SELECT shardid.id_time(shardid.make_id(1000::bigint * 86400 * 365, 3, 9)) - :'epoch_at' AS id_time;
+SELECT created_at - :'epoch_at' AS created_after, shard, seq, millis
+FROM shardid.decode(shardid.make_id(1387263000, 1341, 5001));
+SELECT created_at - :'epoch_at' AS created_after, shard, seq, millis FROM shardid.decode(-1);
 
 -- the shape users are told to use
 CREATE TABLE layout_t (id bigint PRIMARY KEY);
 INSERT INTO layout_t VALUES (shardid.make_id(5, 7, 1)), (shardid.make_id(6, 8, 2));
-SELECT d.* FROM layout_t t, shardid.decode(t.id) d ORDER BY t.id;
+SELECT d.created_at - :'epoch_at' AS created_after, d.shard, d.seq, d.millis
+FROM layout_t t, shardid.decode(t.id) d ORDER BY t.id;
 DROP TABLE layout_t;
 
 -- NULL in, NULL out

@@ -73,8 +73,35 @@ INSERT INTO s5.t (v) VALUES (1);
 SET shardid.epoch = '0';
 SELECT shardid.next_id(5, 1);
 -- another epoch than the one the server's ids were made with is refused
+-- (the server's epoch, whatever it is, named <epoch> in the error)
+RESET shardid.epoch;
+SELECT epoch AS epoch_at FROM shardid.info() \gset
+-- an error with the texts of the times it names (as shardid prints them,
+-- in ms) replaced by what they are relative to the epoch: each text is
+-- checked exactly
+CREATE FUNCTION pg_temp.error_of(stmt text, times timestamptz[], names text[]) RETURNS SETOF text
+LANGUAGE plpgsql AS $f$
+DECLARE
+    s text; m text; d text; h text; t text;
+BEGIN
+    EXECUTE stmt;
+    RETURN NEXT 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+    FOR i IN 1 .. coalesce(array_length(times, 1), 0) LOOP
+        t := to_char(times[i] AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00';
+        m := replace(m, t, names[i]);
+        d := replace(d, t, names[i]);
+        h := replace(h, t, names[i]);
+    END LOOP;
+    RETURN NEXT 'ERROR ' || s || ':  ' || m;
+    IF d <> '' THEN RETURN NEXT 'DETAIL:  ' || d; END IF;
+    IF h <> '' THEN RETURN NEXT 'HINT:  ' || h; END IF;
+END
+$f$;
+
 SET shardid.epoch = '1314220021721';
-SELECT shardid.next_id(5, 1);
+SELECT pg_temp.error_of('SELECT shardid.next_id(5, 1)', ARRAY[:'epoch_at'::timestamptz], ARRAY['<epoch>']);
 RESET shardid.epoch;
 SELECT shardid.next_id(5, 1) > 0 AS ok_with_the_ids_epoch;
 

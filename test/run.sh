@@ -44,8 +44,9 @@
 # the name): "regress/" every pg_regress test, "^strict/" the strict
 # scripts, "failover/ cluster/move.sh" those two.  SHARDID_SKIP="pattern
 # ..." leaves out the parts that match any pattern.  FUZZ_SECONDS sets the
-# fuzzing time (default 60).  `make installcheck` runs sql/ alone against a
-# running server (standard PGXS).
+# fuzzing time (default 60).  `make installcheck` runs the mode's suite and
+# sql/ against a running server, whatever its shardid.epoch
+# (doc/development.md; test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
@@ -165,7 +166,8 @@ if selected unit/core; then
 	record unit/core $?
 fi
 
-if selected tools/; then
+# (by the scripts' names: "tools/man.sh" alone selects the part too)
+if [ -n "$(for s in $(script_list $TOOLS); do selected "${s#test/}" && echo "$s"; done)" ]; then
 	echo "== the tools (test/tools)"
 	own_server_scripts $TOOLS
 fi
