@@ -330,7 +330,7 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 		ok = exec_sql(&c, create, 0) &&
 			exec_sql(&c, own, 0) &&
 			get_value(&c, &out[i], call, 1, sqls[i]) &&
-			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0);
+			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0) && pin_values(&c);
 		free(fn);
 		free(qowner);
 		free(create);
@@ -413,19 +413,24 @@ subscription_oid(Server *s, const char *name, char **oid)
 					 1, name);
 }
 
-/* target s: drop subscription name (never its slot through the target) */
+/*
+ * target s: drop subscription name (never its slot through the target), and
+ * the role of that name that owned it (make_apply_role() of online.c): a
+ * superuser, which only a superuser could have made, named as a move of
+ * shardid-move 1.4 names its objects (shardid_move_<shard>_<move id>)
+ */
 bool
 drop_subscription(Server *s, const char *name)
 {
 	char	   *sub = NULL;
+	char	   *role = NULL;
 	char	   *qsub;
-	bool		ok;
+	bool		ok = true;
 
 	if (!subscription_oid(s, name, &sub))
 		return false;
-	if (sub == NULL)
-		return true;
 	qsub = quote_ident(s, name);
+	if (sub != NULL)
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
@@ -436,8 +441,19 @@ drop_subscription(Server *s, const char *name)
 		free(b);
 		free(c);
 	}
+	ok = ok && get_value(s, &role, "SELECT rolname FROM pg_catalog.pg_roles WHERE rolname = $1::name "
+						 "AND rolsuper AND rolname::pg_catalog.text OPERATOR(pg_catalog.~) "
+						 "'^shardid_move_[0-9]+_[0-9a-f]{32}$'", 1, name);
+	if (ok && role != NULL)
+	{
+		char	   *d = xprintf("DROP ROLE %s", qsub);
+
+		ok = exec_sql(s, d, 0);
+		free(d);
+	}
 	free(qsub);
 	free(sub);
+	free(role);
 	return ok;
 }
 

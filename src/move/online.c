@@ -67,6 +67,45 @@ step_publish(void)
 /* hold_target_tables() found a table changed on the --to server */
 static bool target_changed = false;
 
+/*
+ * The role that owns the subscription, named as it is: a superuser without
+ * a password, whose own settings pin those of the values' text
+ * (value_settings) for the apply and the table syncs.  Their workers take
+ * no setting from anything but the server's configuration, the database's
+ * defaults and those of the subscription's owner
+ * (BackgroundWorkerInitializeConnectionByOid() reads pg_db_role_setting as
+ * a session of that role does), and set only session_replication_role,
+ * search_path and synchronous_commit themselves; the role's settings come
+ * before the database's, which its owner, no superuser, may set
+ * (ALTER DATABASE ... SET array_nulls = off), and only superusers may
+ * change those of a superuser.  LOGIN, because PostgreSQL starts no worker
+ * for a role that may not log in; without a password, no client
+ * authenticates as it but where pg_hba.conf trusts every role, as it then
+ * trusts every superuser.  drop_subscription() drops it with the
+ * subscription.
+ */
+static bool
+make_apply_role(Server *s)
+{
+	char	   *qrole = quote_ident(s, M.name);
+	char	   *sql = xprintf("CREATE ROLE %s SUPERUSER LOGIN", qrole);
+	bool		ok = exec_sql(s, sql, 0);
+	int			i;
+
+	free(sql);
+	for (i = 0; ok && value_settings[i][0]; i++)
+	{
+		char	   *lvalue = quote_literal(s, value_settings[i][1]);
+
+		sql = xprintf("ALTER ROLE %s SET %s = %s", qrole, value_settings[i][0], lvalue);
+		ok = exec_sql(s, sql, 0);
+		free(sql);
+		free(lvalue);
+	}
+	free(qrole);
+	return ok;
+}
+
 static bool
 subscribe_tx(Server *s)
 {
@@ -90,12 +129,15 @@ subscribe_tx(Server *s)
 							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
 							  qsub, lconn, qsub, lslot,
 							  PQserverVersion(s->conn) >= 160000 ? ", run_as_owner = false" : "");
+	char	   *owner = xprintf("ALTER SUBSCRIPTION %s OWNER TO %s", qsub, qsub);
 	char	   *oid = NULL;
 	bool		ok;
 
 	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &target_changed) &&
 		freeze_tables(s) &&
+		make_apply_role(s) &&
 		exec_sql(s, sql, 0) &&
+		exec_sql(s, owner, 0) &&
 		subscription_oid(s, M.name, &oid) &&
 		journal_write(s, "target", "replicating") &&
 		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
@@ -107,6 +149,7 @@ subscribe_tx(Server *s)
 	free(qsub);
 	free(lslot);
 	free(sql);
+	free(owner);
 	return ok;
 }
 
@@ -406,6 +449,7 @@ step_close_gap(void)
 				secs[32];
 
 	M.step = "the catch-up before the freeze";
+	hash_before_freeze();
 	for (;;)
 	{
 		PGresult   *res;

@@ -1,0 +1,666 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify.c
+ *	  The rows of the shard's tables compared by content on both servers,
+ *	  before the hand-over: per table, the number of rows and the sum of a
+ *	  hash of each row's text, read by the table's owner under the settings
+ *	  every session of the move pins (value_settings, db.c), so that the
+ *	  same values give the same text on both servers.
+ *
+ * A row's text is that of ROW(its columns, by name): record_out() calls
+ * the output function of each column's type, which only superusers write
+ * (a base type's) or PostgreSQL gives (enums, composites, ranges, domains:
+ * their base type's); an anonymous record, whose cast to text nobody can
+ * choose.  Its hash is the first 64 bits of its MD5 (SHA-256 where MD5 is
+ * unavailable, as in FIPS mode), of its UTF-8 bytes when the two servers'
+ * encodings differ: the same on every machine, unlike hash_any().  The sum
+ * does not depend on the order of the rows, and counts each copy of a
+ * duplicate row.  Each query runs as the table's owner in a SECURITY
+ * DEFINER function of hers in pg_temp, as owner_values() of objects.c runs
+ * the counts, for the same reasons (planning the scan evaluates her index
+ * expressions; her policies do not filter her reads).
+ *
+ * Offline, a resumed move and an online move into PostgreSQL 15 (whose
+ * copy the superuser holds while the subscription applies) hash every row
+ * in the verification.  An online move hashes every row once before the
+ * freeze, each server under a snapshot X that a session of its own
+ * exports and keeps (holding no lock), and in the freeze only what changed
+ * since.  With F the snapshot of the verification, and q(t) true for a row
+ * version t whose xmin lies in [xmin of X, the next xid at the
+ * verification] or whose xmax is set:
+ *
+ *	 sum over F = sum over X + sum over F where q - sum over X where q
+ *
+ * A row version that X and F both see is counted in both or neither of the
+ * two sums where q: the two scans read the same tuple, whose xmin and xmax
+ * cannot change while the session that keeps X holds the tables in
+ * EXCLUSIVE mode (no write, no FOR UPDATE, no VACUUM), and q reads nothing
+ * else (age() of both bounds and of xmin in the same transaction, so the
+ * window is the same whatever the transaction's own xid horizon).  One
+ * that X sees and F does not was deleted or updated after X: its xmax is
+ * set.  One that F sees and X does not was written by a transaction that X
+ * did not see, whose xid is at least X's xmin and below the next xid.  A row
+ * version that neither q nor X's visibility tells apart (xmin before X's
+ * xmin, no xmax) is seen by both.  A frozen row whose original xid happens
+ * to fall in the window is hashed twice and cancels out.  The scan with X
+ * needs the relation X read: a table whose file changed since (TRUNCATE,
+ * VACUUM FULL, CLUSTER, a rewrite), or whose counts do not add up, is
+ * hashed in full in the freeze.  Any failure of the sessions that keep X
+ * (a lost connection) leaves every row to the freeze.
+ *
+ * src/move/verify.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+typedef struct Side
+{
+	Server	   *server;			/* M.from or M.to */
+	Server		work;			/* where the owners' queries run */
+	Server		hold;			/* keeps snapshot X, exported */
+	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
+	char	   *xmin;			/* X's xmin, 32 bits */
+	char	  **before;			/* per table: "rows sum filenode" under X */
+	int			made;			/* functions made in work's transaction */
+} Side;
+
+static Side sides[2];
+static char **row_of;			/* per table: ROW(t.col, ...) by name */
+static const char *hash_form;	/* the hash of a row's text, %s the row */
+static bool prepared = false;
+static char why[2048];			/* the error of the last failed query */
+
+#define MD5_SAME_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
+	"%s::pg_catalog.text), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define MD5_UTF8_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define SHA256_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+
+static void
+close_side(Side *s)
+{
+	tx_rollback(&s->work);
+	server_close(&s->work);
+	tx_rollback(&s->hold);
+	server_close(&s->hold);
+	free(s->snapshot);
+	s->snapshot = NULL;
+}
+
+/* the sessions of the verification closed: their locks must not hold the undo */
+static void vfail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+static void
+vfail(const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[8192];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	close_side(&sides[0]);
+	close_side(&sides[1]);
+	fail("%s", msg);
+}
+
+static bool
+side_connect(Side *s, Server *conn)
+{
+	if (conn->conn && PQstatus(conn->conn) == CONNECTION_OK)
+		return true;
+	memset(conn, 0, sizeof(*conn));
+	conn->option = s->server->option;
+	conn->conninfo = s->server->conninfo;
+	return server_connect(conn);
+}
+
+/*
+ * The rows' text and its hash, read on the --from server: the columns of
+ * each table by name (pg_restore may order an inherited table's columns
+ * otherwise), the hash both servers can compute alike
+ */
+static void
+prepare(void)
+{
+	char	   *enc[2] = {NULL, NULL};
+	int			i;
+	bool		have_md5 = true;
+
+	if (prepared)
+		return;
+	row_of = xcalloc(M.ntables + 1, sizeof(char *));
+	need(&M.from);
+	for (i = 0; i < M.ntables; i++)
+	{
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (!get_value(&M.from, &row_of[i],
+					   "SELECT 'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+					   "'t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname), ', ' ORDER BY attname), '') "
+					   "OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
+					   "WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+					   "AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
+					   1, M.tables[i].qname))
+			fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname,
+				 db_error());
+	}
+	for (i = 0; i < 2; i++)
+	{
+		Server	   *s = i == 0 ? &M.from : &M.to;
+		PGresult   *res;
+
+		need(s);
+		if (!get_value(s, &enc[i], "SELECT pg_catalog.current_setting('server_encoding')", 0))
+			fail("could not query the %s server: %s", s->option, db_error());
+		/* MD5 is refused in FIPS mode */
+		res = query(s, "SELECT pg_catalog.md5('')", 0);
+		if (res == NULL)
+			have_md5 = false;
+		PQclear(res);
+	}
+	hash_form = !have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	free(enc[0]);
+	free(enc[1]);
+	sides[0].server = &M.from;
+	sides[1].server = &M.to;
+	for (i = 0; i < 2; i++)
+		if (sides[i].before == NULL)
+			sides[i].before = xcalloc(M.ntables + 1, sizeof(char *));
+	prepared = true;
+}
+
+/* the hash of the rows of table i, where cond (or all) */
+static char *
+hash_of(int i)
+{
+	return xprintf(hash_form, row_of[i]);
+}
+
+/* "rows sum filenode" of every row of table i */
+static char *
+full_sql(Side *s, int i)
+{
+	char	   *h = hash_of(i);
+	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), COALESCE(pg_catalog.sum(%s), 0), "
+							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
+							h, lname, M.tables[i].qname);
+
+	free(h);
+	free(lname);
+	return r;
+}
+
+/*
+ * "rows rows-where-q sum-where-q filenode" of table i, q the changes since
+ * X up to the next xid next
+ */
+static char *
+delta_sql(Side *s, int i, const char *next)
+{
+	char	   *h = hash_of(i);
+	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	char	   *q = xprintf("((pg_catalog.age(t.xmin) OPERATOR(pg_catalog.>=) (SELECT pg_catalog.age('%s'::pg_catalog.xid)) "
+							"AND pg_catalog.age(t.xmin) OPERATOR(pg_catalog.<=) (SELECT pg_catalog.age('%s'::pg_catalog.xid))) "
+							"OR t.xmax OPERATOR(pg_catalog.<>) '0'::pg_catalog.xid)", next, s->xmin);
+	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s), "
+							"COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s), 0), "
+							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
+							q, h, q, lname, M.tables[i].qname);
+
+	free(h);
+	free(lname);
+	free(q);
+	return r;
+}
+
+/*
+ * Send sql to s's work session, to run as owner (owner_values() of
+ * objects.c tells why so); the answer comes by owner_recv()
+ */
+static bool
+owner_send(Side *s, const char *owner, const char *sql)
+{
+	char	   *fn = xprintf("pg_temp.shardid_move_hash_%d", s->made++);
+	char	   *qowner = quote_ident(&s->work, owner);
+	char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
+								 "LANGUAGE plpgsql SECURITY DEFINER "
+								 "SET search_path = pg_catalog, pg_temp SET row_security = off "
+								 "AS $f$DECLARE r pg_catalog.text; "
+								 "BEGIN EXECUTE $1 INTO r; RETURN r; END$f$", fn);
+	char	   *own = xprintf("ALTER FUNCTION %s(pg_catalog.text) OWNER TO %s", fn, qowner);
+	char	   *call = xprintf("SELECT %s($1::pg_catalog.text)", fn);
+	const char *params[1] = {sql};
+	bool		ok;
+
+	ok = exec_sql(&s->work, create, 0) && exec_sql(&s->work, own, 0);
+	if (!ok)
+		snprintf(why, sizeof(why), "%s", db_error());
+	else if (PQsendQueryParams(s->work.conn, call, 1, NULL, params, NULL, NULL, 0) != 1)
+	{
+		snprintf(why, sizeof(why), "%s", PQerrorMessage(s->work.conn));
+		chomp(why);
+		ok = false;
+	}
+	free(fn);
+	free(qowner);
+	free(create);
+	free(own);
+	free(call);
+	return ok;
+}
+
+/*
+ * The answer of owner_send() into *out (a signal cancels it), then the
+ * session's settings made again: a plain SET in the owner's code outlives
+ * her function
+ */
+static bool
+owner_recv(Side *s, char **out)
+{
+	PGresult   *res;
+	bool		ok = false;
+
+	*out = NULL;
+	cancel_arm(s->work.conn);
+	if (interrupted_by)
+	{
+		PGcancel   *c = PQgetCancel(s->work.conn);
+		char		buf[256];
+
+		if (c)
+		{
+			PQcancel(c, buf, sizeof(buf));
+			PQfreeCancel(c);
+		}
+	}
+	while ((res = PQgetResult(s->work.conn)) != NULL)
+	{
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && !ok)
+		{
+			ok = true;
+			if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+				*out = xstrdup(PQgetvalue(res, 0, 0));
+		}
+		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			ok = false;
+			snprintf(why, sizeof(why), "%s",
+					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->work.conn));
+			chomp(why);
+		}
+		PQclear(res);
+	}
+	cancel_disarm();
+	if (ok && *out == NULL)
+	{
+		snprintf(why, sizeof(why), "no result");
+		ok = false;
+	}
+	if (ok && !(exec_sql(&s->work, "RESET ALL", 0) && exec_sql(&s->work, SESSION_SETTINGS_SQL, 0) &&
+				pin_values(&s->work)))
+	{
+		snprintf(why, sizeof(why), "%s", db_error());
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * Table i's sql_from on the --from server and sql_to on the --to server,
+ * both at once, each as the table's owner; fails the move naming what
+ */
+static void
+run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out, char **to_out)
+{
+	char	   *sql[2] = {sql_from, sql_to};
+	char	  **out[2] = {from_out, to_out};
+	bool		sent[2] = {false, false};
+	int			k;
+
+	for (k = 0; k < 2; k++)
+	{
+		if (!owner_send(&sides[k], M.tables[i].owner, sql[k]))
+			break;
+		sent[k] = true;
+	}
+	for (k = 0; k < 2; k++)
+	{
+		char		msg[2048];
+
+		if (!sent[k])
+		{
+			snprintf(msg, sizeof(msg), "%s", why);
+			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
+				  sides[k].server->option, M.tables[i].owner, msg);
+		}
+		if (!owner_recv(&sides[k], out[k]))
+		{
+			snprintf(msg, sizeof(msg), "%s", why);
+			if (k == 0)
+			{
+				char	   *other = NULL;
+
+				(void) owner_recv(&sides[1], &other);
+				free(other);
+			}
+			if (interrupted_by)
+				vfail("interrupted");
+			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
+				  sides[k].server->option, M.tables[i].owner, msg);
+		}
+	}
+}
+
+/* a new transaction of s's work session, under snapshot (or its own) */
+static bool
+work_begin(Side *s, const char *snapshot)
+{
+	s->made = 0;
+	if (!side_connect(s, &s->work) ||
+		!exec_sql(&s->work, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0))
+		return false;
+	if (snapshot)
+	{
+		char	   *l = quote_literal(&s->work, snapshot);
+		char	   *sql = xprintf("SET TRANSACTION SNAPSHOT %s", l);
+		bool		ok = exec_sql(&s->work, sql, 0);
+
+		free(l);
+		free(sql);
+		return ok;
+	}
+	return true;
+}
+
+/*
+ * Online, before the freeze: every row of every table hashed on both
+ * servers, each under a snapshot its own session keeps until the
+ * verification, which then hashes only what changed since.  A --to server
+ * older than 16 holds its copy as the superuser's while the subscription
+ * applies (hold_target_tables()): its rows are hashed in the freeze,
+ * once given back to their owners.
+ */
+void
+hash_before_freeze(void)
+{
+	int			i,
+				k;
+	double		t = now_seconds();
+	long long	rows = 0;
+	char		a[32];
+
+	check_interrupt();
+	need(&M.to);
+	if (PQserverVersion(M.to.conn) < 160000)
+		return;
+	prepare();
+	for (k = 0; k < 2; k++)
+	{
+		Side	   *s = &sides[k];
+		PGresult   *res;
+
+		close_side(s);
+		if (!side_connect(s, &s->hold) ||
+			!exec_sql(&s->hold, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0) ||
+			(res = query(&s->hold,
+						 "SELECT pg_catalog.pg_export_snapshot(), (pg_catalog.pg_snapshot_xmin("
+						 "pg_catalog.pg_current_snapshot())::pg_catalog.text::pg_catalog.int8 "
+						 "OPERATOR(pg_catalog.%) 4294967296)::pg_catalog.text", 0)) == NULL)
+			vfail("could not take a snapshot of shard %d on the %s server: %s", M.shard, s->server->option,
+				  db_error());
+		s->snapshot = xstrdup(PQgetvalue(res, 0, 0));
+		free(s->xmin);
+		s->xmin = xstrdup(PQgetvalue(res, 0, 1));
+		PQclear(res);
+		if (!work_begin(s, s->snapshot))
+			vfail("could not read shard %d on the %s server: %s", M.shard, s->server->option, db_error());
+	}
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sf,
+				   *st;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		progress("hashing the rows before the freeze: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
+		sf = full_sql(&sides[0], i);
+		st = full_sql(&sides[1], i);
+		free(sides[0].before[i]);
+		free(sides[1].before[i]);
+		run_both(i, "hash the rows of", sf, st, &sides[0].before[i], &sides[1].before[i]);
+		rows += atoll(sides[0].before[i]);
+		free(sf);
+		free(st);
+	}
+	progress_end();
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+	say("hashed the rows of %s (%s rows on the --from server) on both servers in %.1f s, before the freeze",
+		count_of(M.ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
+}
+
+/*
+ * In the freeze: s's tables held in EXCLUSIVE mode by the session that
+ * keeps X, waiting for a lock at most FREEZE_LOCK_WAIT_MS at a time, up to
+ * --timeout (a savepoint keeps X when a wait times out)
+ */
+static bool
+hold_tables(Side *s)
+{
+	double		deadline = now_seconds() + M.timeout;
+
+	for (;;)
+	{
+		if (exec_sql(&s->hold, "SAVEPOINT shardid_move_lock", 0) &&
+			exec_sql(&s->hold, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
+			lock_tables(&s->hold, "EXCLUSIVE"))
+			return exec_sql(&s->hold, "RELEASE SAVEPOINT shardid_move_lock", 0);
+		if (!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) || now_seconds() > deadline || interrupted_by ||
+			!exec_sql(&s->hold, "ROLLBACK TO SAVEPOINT shardid_move_lock", 0))
+			return false;
+		nap(RETRY_NAP_MS);
+	}
+}
+
+/* a + b - c, numbers of any size, computed by server s */
+static char *
+add_sub(Server *s, const char *a, const char *b, const char *c)
+{
+	char	   *r = NULL;
+
+	if (!get_value(s, &r, "SELECT ($1::pg_catalog.numeric OPERATOR(pg_catalog.+) $2::pg_catalog.numeric "
+				   "OPERATOR(pg_catalog.-) $3::pg_catalog.numeric)::pg_catalog.text", 3, a, b, c) || r == NULL)
+		vfail("could not query the %s server: %s", s->option, db_error());
+	return r;
+}
+
+/*
+ * The verification's part for the rows: counts and content hashes of every
+ * table on both servers, equal, or the move fails naming the first table
+ * that differs.  Returns the number of rows.
+ */
+long long
+verify_rows(void)
+{
+	char	  **now[2],
+			  **then[2];
+	bool		delta = false;
+	long long	total = 0;
+	int			i,
+				k;
+	char		next[2][32];
+
+	prepare();
+	for (k = 0; k < 2; k++)
+	{
+		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		then[k] = xcalloc(M.ntables + 1, sizeof(char *));
+	}
+
+	/* the hashes before the freeze, if their snapshots are still kept */
+	if (sides[0].snapshot && sides[1].snapshot)
+	{
+		delta = true;
+		for (k = 0; k < 2 && delta; k++)
+		{
+			Side	   *s = &sides[k];
+			char	   *n = NULL;
+
+			delta = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s) &&
+				side_connect(s, &s->work) &&
+				get_value(&s->work, &n, "SELECT (pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
+						  "::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.%) 4294967296)::pg_catalog.text", 0) &&
+				n != NULL;
+			if (delta)
+				snprintf(next[k], sizeof(next[k]), "%s", n);
+			else if (interrupted_by)
+				vfail("interrupted");
+			free(n);
+		}
+		if (!delta)
+		{
+			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row now",
+						db_error());
+			close_side(&sides[0]);
+			close_side(&sides[1]);
+		}
+	}
+	if (delta)
+	{
+		/* what X saw of the changes, then what the freeze sees */
+		for (k = 0; k < 2; k++)
+			if (!work_begin(&sides[k], sides[k].snapshot))
+				vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+		for (i = 0; i < M.ntables; i++)
+		{
+			char	   *sf,
+					   *st;
+
+			if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
+				continue;
+			progress("verifying the rows: the changes since the hashes before the freeze, table %s", M.tables[i].qname);
+			sf = delta_sql(&sides[0], i, next[0]);
+			st = delta_sql(&sides[1], i, next[1]);
+			run_both(i, "hash the changed rows of", sf, st, &then[0][i], &then[1][i]);
+			free(sf);
+			free(st);
+		}
+		for (k = 0; k < 2; k++)
+			tx_rollback(&sides[k].work);
+	}
+	for (k = 0; k < 2; k++)
+		if (!work_begin(&sides[k], NULL))
+			vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2],
+				   *out[2] = {NULL, NULL};
+		bool		full = !delta || then[0][i] == NULL || then[1][i] == NULL;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
+		for (k = 0; k < 2; k++)
+			sql[k] = full ? full_sql(&sides[k], i) : delta_sql(&sides[k], i, next[k]);
+		run_both(i, full ? "hash the rows of" : "hash the changed rows of", sql[0], sql[1], &out[0], &out[1]);
+		for (k = 0; k < 2; k++)
+		{
+			free(sql[k]);
+			if (!full)
+			{
+				/* before: rows sum file; then (X) and out (F): rows q-rows q-sum file */
+				long long	b_rows = 0,
+							x_rows = 0,
+							x_q = 0,
+							f_rows = 0,
+							f_q = 0;
+				char		b_sum[64] = "",
+							b_file[32] = "",
+							x_sum[64] = "",
+							x_file[32] = "",
+							f_sum[64] = "",
+							f_file[32] = "";
+				bool		ok;
+
+				ok = sscanf(sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) == 3 &&
+					sscanf(then[k][i], "%lld %lld %63s %31s", &x_rows, &x_q, x_sum, x_file) == 4 &&
+					sscanf(out[k], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) == 4 &&
+					is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows &&
+					b_rows + f_q - x_q == f_rows;
+				free(out[k]);
+				out[k] = NULL;
+				if (ok)
+				{
+					char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
+
+					out[k] = xprintf("%lld %s", f_rows, sum);
+					free(sum);
+				}
+			}
+		}
+		if (!full && (out[0] == NULL || out[1] == NULL))
+		{
+			/* the file changed, or the counts do not add up: every row */
+			free(out[0]);
+			free(out[1]);
+			for (k = 0; k < 2; k++)
+				sql[k] = full_sql(&sides[k], i);
+			run_both(i, "hash the rows of", sql[0], sql[1], &out[0], &out[1]);
+			free(sql[0]);
+			free(sql[1]);
+		}
+		for (k = 0; k < 2; k++)
+			now[k][i] = out[k];
+	}
+	progress_end();
+	close_side(&sides[0]);
+	close_side(&sides[1]);
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		long long	a = 0,
+					b = 0;
+		char		ha[64] = "",
+					hb[64] = "";
+
+		if (M.tables[i].kind != 'r')
+		{
+			M.tables[i].rows = 0;
+			continue;
+		}
+		(void) sscanf(now[0][i], "%lld %63s", &a, ha);
+		(void) sscanf(now[1][i], "%lld %63s", &b, hb);
+		M.tables[i].rows = a;
+		total += a;
+		if (a != b)
+			fail("table %s has %lld rows on the --from server but %lld on the --to server",
+				 M.tables[i].qname, a, b);
+		if (!is(ha, hb))
+			fail("the rows of table %s differ between the --from server and the --to server: %s on each, "
+				 "but the hashes of their contents differ", M.tables[i].qname, count_of(a, "row", "rows"));
+	}
+	for (k = 0; k < 2; k++)
+	{
+		for (i = 0; i < M.ntables; i++)
+		{
+			free(now[k][i]);
+			free(then[k][i]);
+		}
+		free(now[k]);
+		free(then[k]);
+	}
+	return total;
+}
