@@ -435,10 +435,12 @@ step_wait_sync(void)
  * what the subscription confirmed; seconds: the walsender's flush_lag (NULL
  * once idle).  A target that falls behind is reported every LAG_REPORT_S;
  * one that does not come close within --timeout ends the move here, before
- * anything was frozen, never after.
+ * anything was frozen, never after.  Once close, the rows are hashed
+ * (hash_before_freeze() of verify.c), so that the freeze hashes only what
+ * changed since, and the gap the hashing let grow is closed again.
  */
-void
-step_close_gap(void)
+static void
+close_gap(void)
 {
 	double		started = now_seconds(),
 				deadline = started + M.timeout,
@@ -448,8 +450,6 @@ step_close_gap(void)
 				c[32],
 				secs[32];
 
-	M.step = "the catch-up before the freeze";
-	hash_before_freeze();
 	for (;;)
 	{
 		PGresult   *res;
@@ -508,6 +508,17 @@ step_close_gap(void)
 		nap(CATCH_UP_NAP_MS);
 	}
 	progress_end();
+}
+
+void
+step_close_gap(void)
+{
+	char		b[32];
+
+	M.step = "the catch-up before the freeze";
+	close_gap();
+	hash_before_freeze();
+	close_gap();
 	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) M.max_lag));
 }
 

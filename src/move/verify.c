@@ -11,42 +11,45 @@
  * the output function of each column's type, which only superusers write
  * (a base type's) or PostgreSQL gives (enums, composites, ranges, domains:
  * their base type's); an anonymous record, whose cast to text nobody can
- * choose.  Its hash is the first 64 bits of its MD5 (SHA-256 where MD5 is
- * unavailable, as in FIPS mode), of its UTF-8 bytes when the two servers'
- * encodings differ: the same on every machine, unlike hash_any().  The sum
- * does not depend on the order of the rows, and counts each copy of a
- * duplicate row.  Each query runs as the table's owner in a SECURITY
- * DEFINER function of hers in pg_temp, as owner_values() of objects.c runs
- * the counts, for the same reasons (planning the scan evaluates her index
- * expressions; her policies do not filter her reads).
+ * choose.  A bytea column stands there as the MD5 of its bytes (half the
+ * text of bytea_output hex to hash, and as telling).  A row's hash is the
+ * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
+ * FIPS mode; of its UTF-8 bytes when the servers' encodings differ): the
+ * same on every machine, unlike hash_any().  The sum does not depend on the
+ * order of the rows and counts each copy of a duplicate row.  Each query
+ * runs as the table's owner in a SECURITY DEFINER function of hers in
+ * pg_temp, as owner_values() of objects.c runs the counts, for the same
+ * reasons (planning the scan evaluates her index expressions; her policies
+ * do not filter her reads).
  *
- * Offline, a resumed move and an online move into PostgreSQL 15 (whose
- * copy the superuser holds while the subscription applies) hash every row
- * in the verification.  An online move hashes every row once before the
- * freeze, each server under a snapshot X that a session of its own
- * exports and keeps (holding no lock), and in the freeze only what changed
- * since.  With F the snapshot of the verification, and q(t) true for a row
- * version t whose xmin lies in [xmin of X, the next xid at the
- * verification] or whose xmax is set:
+ * Offline, on a resumed move and online into PostgreSQL 15 (whose copy the
+ * superuser holds while the subscription applies), the verification hashes
+ * every row.  An online move hashes every row before the freeze, each
+ * server under a snapshot X that a session of its own exports and keeps
+ * (holding no lock), and in the freeze only the row versions written or
+ * deleted since.  With F the snapshot of the verification:
  *
  *	 sum over F = sum over X + sum over F where q - sum over X where q
  *
- * A row version that X and F both see is counted in both or neither of the
- * two sums where q: the two scans read the same tuple, whose xmin and xmax
- * cannot change while the session that keeps X holds the tables in
- * EXCLUSIVE mode (no write, no FOR UPDATE, no VACUUM), and q reads nothing
- * else (age() of both bounds and of xmin in the same transaction, so the
- * window is the same whatever the transaction's own xid horizon).  One
- * that X sees and F does not was deleted or updated after X: its xmax is
- * set.  One that F sees and X does not was written by a transaction that X
- * did not see, whose xid is at least X's xmin and below the next xid.  A row
- * version that neither q nor X's visibility tells apart (xmin before X's
- * xmin, no xmax) is seen by both.  A frozen row whose original xid happens
- * to fall in the window is hashed twice and cancels out.  The scan with X
- * needs the relation X read: a table whose file changed since (TRUNCATE,
- * VACUUM FULL, CLUSTER, a rewrite), or whose counts do not add up, is
- * hashed in full in the freeze.  Any failure of the sessions that keep X
- * (a lost connection) leaves every row to the freeze.
+ * q(t): t's xmin or xmax lies between X's xmin and the next xid, or its
+ * xmax between the table's relminmxid and the next MultiXactId (SQL shows
+ * no xid from a MultiXactId: both windows are tried; delta_sql()); the
+ * bounds are read once the session that keeps X holds the tables in
+ * EXCLUSIVE mode (no write, no row lock, no VACUUM), and q reads nothing
+ * else of the row.  A row version that X and F both see is counted in both
+ * sums where q or in neither: the two scans read the same tuple, whose
+ * header cannot change.  One that X sees and F does not was deleted or
+ * updated by a transaction X did not see: its xmax, that transaction's xid
+ * or a MultiXactId, is in a window.  One that F sees and X does not was written by a
+ * transaction X did not see, whose xid is in the window.  Whatever else q
+ * takes in (a row locked since X, a frozen row whose original xid falls in
+ * the window) is counted twice and cancels out; a row version q leaves out
+ * is seen by both snapshots or by neither.  The scan with X needs the
+ * relation X read: a table whose file changed since (TRUNCATE, VACUUM
+ * FULL, CLUSTER, a rewrite), or whose counts do not add up, is hashed in
+ * full in the freeze.  A failure of the sessions that keep X (a lost
+ * connection) leaves every row to the freeze.  The freeze's part grows
+ * with the rows written while the rows were hashed before it.
  *
  * src/move/verify.c
  *
@@ -139,22 +142,6 @@ prepare(void)
 
 	if (prepared)
 		return;
-	row_of = xcalloc(M.ntables + 1, sizeof(char *));
-	need(&M.from);
-	for (i = 0; i < M.ntables; i++)
-	{
-		if (M.tables[i].kind != 'r')
-			continue;
-		if (!get_value(&M.from, &row_of[i],
-					   "SELECT 'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
-					   "'t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname), ', ' ORDER BY attname), '') "
-					   "OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
-					   "WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-					   "AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-					   1, M.tables[i].qname))
-			fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname,
-				 db_error());
-	}
 	for (i = 0; i < 2; i++)
 	{
 		Server	   *s = i == 0 ? &M.from : &M.to;
@@ -172,6 +159,26 @@ prepare(void)
 	hash_form = !have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
+
+	/* a bytea column by the hash of its bytes: half the text, the same test */
+	row_of = xcalloc(M.ntables + 1, sizeof(char *));
+	need(&M.from);
+	for (i = 0; i < M.ntables; i++)
+	{
+		if (M.tables[i].kind != 'r')
+			continue;
+		if (!get_value(&M.from, &row_of[i],
+					   "SELECT 'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+					   "CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
+					   "THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
+					   "ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
+					   "OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
+					   "WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+					   "AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
+					   2, M.tables[i].qname, have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)"))
+			fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname,
+				 db_error());
+	}
 	sides[0].server = &M.from;
 	sides[1].server = &M.to;
 	for (i = 0; i < 2; i++)
@@ -203,17 +210,30 @@ full_sql(Side *s, int i)
 }
 
 /*
- * "rows rows-where-q sum-where-q filenode" of table i, q the changes since
- * X up to the next xid next
+ * "rows rows-where-q sum-where-q filenode" of table i, q the row versions
+ * written or deleted since X: their xmin, or their xmax, in the xids from
+ * X's xmin up to next, or their xmax in the MultiXactIds from the table's
+ * relminmxid (below which the table holds none) up to next_multi: an
+ * update of a row that others lock leaves a MultiXactId, which may be
+ * older than X when the update came before X from a transaction X did not
+ * see.  SQL tells no xid from a MultiXactId, so both windows are tried;
+ * whatever else q takes in is counted on both scans and cancels out.
  */
 static char *
-delta_sql(Side *s, int i, const char *next)
+delta_sql(Side *s, int i, long long next, long long min_multi, long long next_multi)
 {
 	char	   *h = hash_of(i);
 	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
-	char	   *q = xprintf("((pg_catalog.age(t.xmin) OPERATOR(pg_catalog.>=) (SELECT pg_catalog.age('%s'::pg_catalog.xid)) "
-							"AND pg_catalog.age(t.xmin) OPERATOR(pg_catalog.<=) (SELECT pg_catalog.age('%s'::pg_catalog.xid))) "
-							"OR t.xmax OPERATOR(pg_catalog.<>) '0'::pg_catalog.xid)", next, s->xmin);
+	long long	x = atoll(s->xmin);
+	const char *xmax = "t.xmax::pg_catalog.text::pg_catalog.int8";
+	char	   *q = xprintf("((pg_catalog.age(t.xmin) OPERATOR(pg_catalog.>=) (SELECT pg_catalog.age('%lld'::pg_catalog.xid)) "
+							"AND pg_catalog.age(t.xmin) OPERATOR(pg_catalog.<=) (SELECT pg_catalog.age('%lld'::pg_catalog.xid))) "
+							"OR (t.xmax OPERATOR(pg_catalog.<>) '0'::pg_catalog.xid "
+							"AND ((%s OPERATOR(pg_catalog.-) %lld) OPERATOR(pg_catalog.&) 4294967295 OPERATOR(pg_catalog.<=) %lld "
+							"OR (%s OPERATOR(pg_catalog.-) %lld) OPERATOR(pg_catalog.&) 4294967295 OPERATOR(pg_catalog.<=) %lld)))",
+							next, x,
+							xmax, x, (next - x) & 0xFFFFFFFFLL,
+							xmax, min_multi, (next_multi - min_multi) & 0xFFFFFFFFLL);
 	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s), "
 							"COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s), 0), "
 							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
@@ -386,6 +406,29 @@ work_begin(Side *s, const char *snapshot)
 }
 
 /*
+ * The next xid and the next MultiXactId of server s (32 bits, as tuples
+ * hold them), either of them
+ */
+static bool
+next_ids(Server *s, long long *xid, long long *multi)
+{
+	PGresult   *res = query(s,
+							"SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::pg_catalog.int8 "
+							"OPERATOR(pg_catalog.%) 4294967296, "
+							"(pg_catalog.mxid_age('1'::pg_catalog.xid)::pg_catalog.int8 OPERATOR(pg_catalog.+) 1) "
+							"OPERATOR(pg_catalog.&) 4294967295", 0);
+
+	if (res == NULL)
+		return false;
+	if (xid)
+		*xid = atoll(PQgetvalue(res, 0, 0));
+	if (multi)
+		*multi = atoll(PQgetvalue(res, 0, 1));
+	PQclear(res);
+	return true;
+}
+
+/*
  * Online, before the freeze: every row of every table hashed on both
  * servers, each under a snapshot its own session keeps until the
  * verification, which then hashes only what changed since.  A --to server
@@ -498,14 +541,19 @@ verify_rows(void)
 	char	  **now[2],
 			  **then[2];
 	bool		delta = false;
-	long long	total = 0;
+	long long	total = 0,
+				changed[2] = {0, 0};
 	int			i,
 				k;
-	char		next[2][32];
+	long long	next[2],
+				next_multi[2],
+			   *min_multi[2];
+	double		t = now_seconds();
 
 	prepare();
 	for (k = 0; k < 2; k++)
 	{
+		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
 		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
 		then[k] = xcalloc(M.ntables + 1, sizeof(char *));
 	}
@@ -517,18 +565,23 @@ verify_rows(void)
 		for (k = 0; k < 2 && delta; k++)
 		{
 			Side	   *s = &sides[k];
-			char	   *n = NULL;
 
 			delta = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s) &&
-				side_connect(s, &s->work) &&
-				get_value(&s->work, &n, "SELECT (pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
-						  "::pg_catalog.text::pg_catalog.int8 OPERATOR(pg_catalog.%) 4294967296)::pg_catalog.text", 0) &&
-				n != NULL;
-			if (delta)
-				snprintf(next[k], sizeof(next[k]), "%s", n);
-			else if (interrupted_by)
+				side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
+			for (i = 0; delta && i < M.ntables; i++)
+			{
+				char	   *m = NULL;
+
+				if (M.tables[i].kind != 'r')
+					continue;
+				delta = get_value(&s->work, &m, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
+								  "WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass", 1,
+								  M.tables[i].qname) && m != NULL;
+				min_multi[k][i] = m ? atoll(m) : 0;
+				free(m);
+			}
+			if (!delta && interrupted_by)
 				vfail("interrupted");
-			free(n);
 		}
 		if (!delta)
 		{
@@ -552,8 +605,8 @@ verify_rows(void)
 			if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
 				continue;
 			progress("verifying the rows: the changes since the hashes before the freeze, table %s", M.tables[i].qname);
-			sf = delta_sql(&sides[0], i, next[0]);
-			st = delta_sql(&sides[1], i, next[1]);
+			sf = delta_sql(&sides[0], i, next[0], min_multi[0][i], next_multi[0]);
+			st = delta_sql(&sides[1], i, next[1], min_multi[1][i], next_multi[1]);
 			run_both(i, "hash the changed rows of", sf, st, &then[0][i], &then[1][i]);
 			free(sf);
 			free(st);
@@ -574,7 +627,8 @@ verify_rows(void)
 			continue;
 		progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
 		for (k = 0; k < 2; k++)
-			sql[k] = full ? full_sql(&sides[k], i) : delta_sql(&sides[k], i, next[k]);
+			sql[k] = full ? full_sql(&sides[k], i) :
+				delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
 		run_both(i, full ? "hash the rows of" : "hash the changed rows of", sql[0], sql[1], &out[0], &out[1]);
 		for (k = 0; k < 2; k++)
 		{
@@ -606,6 +660,7 @@ verify_rows(void)
 				{
 					char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
 
+					changed[k] += x_q + f_q;
 					out[k] = xprintf("%lld %s", f_rows, sum);
 					free(sum);
 				}
@@ -628,6 +683,15 @@ verify_rows(void)
 	progress_end();
 	close_side(&sides[0]);
 	close_side(&sides[1]);
+	if (delta)
+	{
+		char		a[32],
+					b[32];
+
+		say("hashed the row versions written or deleted since the hashes before the freeze (%s on the --from "
+			"server, %s on the --to server) in %.1f s", fmt_count(a, sizeof(a), (double) changed[0]),
+			fmt_count(b, sizeof(b), (double) changed[1]), now_seconds() - t);
+	}
 
 	for (i = 0; i < M.ntables; i++)
 	{
@@ -661,6 +725,7 @@ verify_rows(void)
 		}
 		free(now[k]);
 		free(then[k]);
+		free(min_multi[k]);
 	}
 	return total;
 }
