@@ -234,10 +234,11 @@ delta_sql(Side *s, int i, long long next, long long min_multi, long long next_mu
 							next, x,
 							xmax, x, (next - x) & 0xFFFFFFFFLL,
 							xmax, min_multi, (next_multi - min_multi) & 0xFFFFFFFFLL);
-	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE %s), "
-							"COALESCE(pg_catalog.sum(%s) FILTER (WHERE %s), 0), "
-							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
-							q, h, q, lname, M.tables[i].qname);
+	/* q and the hash once a row: OFFSET 0 keeps the subquery's column */
+	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(v.h), "
+							"COALESCE(pg_catalog.sum(v.h), 0), pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) "
+							"FROM (SELECT CASE WHEN %s THEN %s END AS h FROM ONLY %s t OFFSET 0) v",
+							lname, q, h, M.tables[i].qname);
 
 	free(h);
 	free(lname);
