@@ -117,11 +117,16 @@ vfail(const char *fmt,...)
 	fail("%s", msg);
 }
 
+/*
+ * s's session conn, connected: the work session is made again when lost
+ * (a server's idle_session_timeout ends it between the hashes before the
+ * freeze and those in it); the one that keeps X is not, X goes with it
+ */
 static bool
 side_connect(Side *s, Server *conn)
 {
 	if (conn->conn && PQstatus(conn->conn) == CONNECTION_OK)
-		return true;
+		return conn == &s->hold || server_ensure(conn, UNDO_REACH_S);
 	memset(conn, 0, sizeof(*conn));
 	conn->option = s->server->option;
 	conn->conninfo = s->server->conninfo;
@@ -187,7 +192,7 @@ prepare(void)
 	prepared = true;
 }
 
-/* the hash of the rows of table i, where cond (or all) */
+/* the hash of a row of table i (t) */
 static char *
 hash_of(int i)
 {
@@ -340,8 +345,9 @@ owner_recv(Side *s, char **out)
 }
 
 /*
- * Table i's sql_from on the --from server and sql_to on the --to server,
- * both at once, each as the table's owner; fails the move naming what
+ * Table i's sql_from on the --from server and sql_to on the --to server
+ * (either NULL: none there), both at once, each as the table's owner; fails
+ * the move naming what
  */
 static void
 run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out, char **to_out)
@@ -353,6 +359,8 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 
 	for (k = 0; k < 2; k++)
 	{
+		if (sql[k] == NULL)
+			continue;
 		if (!owner_send(&sides[k], M.tables[i].owner, sql[k]))
 			break;
 		sent[k] = true;
@@ -361,6 +369,8 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 	{
 		char		msg[2048];
 
+		if (sql[k] == NULL)
+			continue;
 		if (!sent[k])
 		{
 			snprintf(msg, sizeof(msg), "%s", why);
@@ -370,7 +380,7 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 		if (!owner_recv(&sides[k], out[k]))
 		{
 			snprintf(msg, sizeof(msg), "%s", why);
-			if (k == 0)
+			if (k == 0 && sent[1])
 			{
 				char	   *other = NULL;
 
@@ -531,6 +541,174 @@ add_sub(Server *s, const char *a, const char *b, const char *c)
 	return r;
 }
 
+/* begin a transaction of each side's work session, under X or not */
+static void
+work_begin_both(bool under_x)
+{
+	int			k;
+
+	for (k = 0; k < 2; k++)
+		if (!work_begin(&sides[k], under_x ? sides[k].snapshot : NULL))
+			vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+}
+
+/*
+ * The freeze's part of the hashes taken before it, on both servers: the
+ * tables held (hold_tables()), the bounds of q read, the changed row
+ * versions hashed under the verification's snapshot F and, where F shows
+ * that rows went, under X.  now[k][i] gets "rows sum" of table i on side k,
+ * or stays NULL where the table must be hashed in full.  False when the
+ * sessions that keep X are lost.
+ */
+static bool
+hash_changes(char **now[2], long long changed[2])
+{
+	long long	next[2],
+				next_multi[2],
+			   *min_multi[2] = {NULL, NULL};
+	char	  **f[2] = {NULL, NULL},
+			  **x[2] = {NULL, NULL};
+	int			i,
+				k;
+	bool		ok = true;
+
+	for (k = 0; k < 2 && ok; k++)
+	{
+		Side	   *s = &sides[k];
+
+		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
+		f[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		x[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s) &&
+			side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
+		for (i = 0; ok && i < M.ntables; i++)
+		{
+			char	   *m = NULL;
+
+			if (M.tables[i].kind != 'r')
+				continue;
+			ok = get_value(&s->work, &m, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
+						   "WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass", 1,
+						   M.tables[i].qname) && m != NULL;
+			min_multi[k][i] = m ? atoll(m) : 0;
+			free(m);
+		}
+		if (!ok && interrupted_by)
+			vfail("interrupted");
+	}
+	if (!ok)
+	{
+		warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row now",
+					db_error());
+		close_side(&sides[0]);
+		close_side(&sides[1]);
+		for (k = 0; k < 2; k++)
+		{
+			free(min_multi[k]);
+			free(f[k]);
+			free(x[k]);
+		}
+		return false;
+	}
+
+	/* F: the changed row versions it sees */
+	work_begin_both(false);
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2] = {NULL, NULL};
+
+		if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
+			continue;
+		progress("verifying the rows changed since the hashes before the freeze: table %s", M.tables[i].qname);
+		for (k = 0; k < 2; k++)
+			sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+		run_both(i, "hash the changed rows of", sql[0], sql[1], &f[0][i], &f[1][i]);
+		free(sql[0]);
+		free(sql[1]);
+	}
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+
+	/*
+	 * X: those it saw, where rows went (F sees fewer rows than X did, less
+	 * any new: a row version F sees and X did not is in q)
+	 */
+	work_begin_both(true);
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2] = {NULL, NULL};
+
+		if (f[0][i] == NULL)
+			continue;
+		for (k = 0; k < 2; k++)
+		{
+			long long	b_rows = 0,
+						f_rows = 0,
+						f_q = 0;
+
+			if (sscanf(sides[k].before[i], "%lld", &b_rows) != 1 ||
+				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_q != 0 || f_rows != b_rows)
+				sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+		}
+		if (sql[0] || sql[1])
+			run_both(i, "hash the changed rows of", sql[0], sql[1], &x[0][i], &x[1][i]);
+		free(sql[0]);
+		free(sql[1]);
+	}
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+
+	/* before (X, all): rows sum file; x and f: rows q-rows q-sum file */
+	for (i = 0; i < M.ntables; i++)
+		for (k = 0; k < 2; k++)
+		{
+			long long	b_rows = 0,
+						x_rows = 0,
+						x_q = 0,
+						f_rows = 0,
+						f_q = 0;
+			char		b_sum[64] = "",
+						b_file[32] = "",
+						x_sum[64] = "0",
+						x_file[32] = "",
+						f_sum[64] = "",
+						f_file[32] = "";
+
+			if (f[k][i] == NULL ||
+				sscanf(sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
+				sscanf(f[k][i], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) != 4)
+				continue;
+			if (x[k][i] == NULL)
+			{
+				x_rows = b_rows;
+				snprintf(x_file, sizeof(x_file), "%s", f_file);
+			}
+			else if (sscanf(x[k][i], "%lld %lld %63s %31s", &x_rows, &x_q, x_sum, x_file) != 4)
+				continue;
+			/* the relation X read, and counts that add up; else every row */
+			if (is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows && b_rows + f_q - x_q == f_rows)
+			{
+				char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
+
+				now[k][i] = xprintf("%lld %s", f_rows, sum);
+				changed[k] += x_q + f_q;
+				free(sum);
+			}
+		}
+	for (k = 0; k < 2; k++)
+	{
+		for (i = 0; i < M.ntables; i++)
+		{
+			free(f[k][i]);
+			free(x[k][i]);
+		}
+		free(f[k]);
+		free(x[k]);
+		free(min_multi[k]);
+	}
+	return true;
+}
+
 /*
  * The verification's part for the rows: counts and content hashes of every
  * table on both servers, equal, or the move fails naming the first table
@@ -539,147 +717,40 @@ add_sub(Server *s, const char *a, const char *b, const char *c)
 long long
 verify_rows(void)
 {
-	char	  **now[2],
-			  **then[2];
+	char	  **now[2];
 	bool		delta = false;
 	long long	total = 0,
 				changed[2] = {0, 0};
 	int			i,
 				k;
-	long long	next[2],
-				next_multi[2],
-			   *min_multi[2];
 	double		t = now_seconds();
 
 	prepare();
 	for (k = 0; k < 2; k++)
-	{
-		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
 		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
-		then[k] = xcalloc(M.ntables + 1, sizeof(char *));
-	}
 
 	/* the hashes before the freeze, if their snapshots are still kept */
 	if (sides[0].snapshot && sides[1].snapshot)
-	{
-		delta = true;
-		for (k = 0; k < 2 && delta; k++)
-		{
-			Side	   *s = &sides[k];
+		delta = hash_changes(now, changed);
 
-			delta = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s) &&
-				side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
-			for (i = 0; delta && i < M.ntables; i++)
-			{
-				char	   *m = NULL;
-
-				if (M.tables[i].kind != 'r')
-					continue;
-				delta = get_value(&s->work, &m, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
-								  "WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass", 1,
-								  M.tables[i].qname) && m != NULL;
-				min_multi[k][i] = m ? atoll(m) : 0;
-				free(m);
-			}
-			if (!delta && interrupted_by)
-				vfail("interrupted");
-		}
-		if (!delta)
-		{
-			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row now",
-						db_error());
-			close_side(&sides[0]);
-			close_side(&sides[1]);
-		}
-	}
-	if (delta)
-	{
-		/* what X saw of the changes, then what the freeze sees */
-		for (k = 0; k < 2; k++)
-			if (!work_begin(&sides[k], sides[k].snapshot))
-				vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
-		for (i = 0; i < M.ntables; i++)
-		{
-			char	   *sf,
-					   *st;
-
-			if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
-				continue;
-			progress("verifying the rows: the changes since the hashes before the freeze, table %s", M.tables[i].qname);
-			sf = delta_sql(&sides[0], i, next[0], min_multi[0][i], next_multi[0]);
-			st = delta_sql(&sides[1], i, next[1], min_multi[1][i], next_multi[1]);
-			run_both(i, "hash the changed rows of", sf, st, &then[0][i], &then[1][i]);
-			free(sf);
-			free(st);
-		}
-		for (k = 0; k < 2; k++)
-			tx_rollback(&sides[k].work);
-	}
-	for (k = 0; k < 2; k++)
-		if (!work_begin(&sides[k], NULL))
-			vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+	/* every row of the rest, under one snapshot per server */
+	work_begin_both(false);
 	for (i = 0; i < M.ntables; i++)
 	{
-		char	   *sql[2],
-				   *out[2] = {NULL, NULL};
-		bool		full = !delta || then[0][i] == NULL || then[1][i] == NULL;
+		char	   *sql[2] = {NULL, NULL};
 
 		if (M.tables[i].kind != 'r')
 			continue;
-		progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
 		for (k = 0; k < 2; k++)
-			sql[k] = full ? full_sql(&sides[k], i) :
-				delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
-		run_both(i, full ? "hash the rows of" : "hash the changed rows of", sql[0], sql[1], &out[0], &out[1]);
-		for (k = 0; k < 2; k++)
-		{
-			free(sql[k]);
-			if (!full)
-			{
-				/* before: rows sum file; then (X) and out (F): rows q-rows q-sum file */
-				long long	b_rows = 0,
-							x_rows = 0,
-							x_q = 0,
-							f_rows = 0,
-							f_q = 0;
-				char		b_sum[64] = "",
-							b_file[32] = "",
-							x_sum[64] = "",
-							x_file[32] = "",
-							f_sum[64] = "",
-							f_file[32] = "";
-				bool		ok;
-
-				ok = sscanf(sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) == 3 &&
-					sscanf(then[k][i], "%lld %lld %63s %31s", &x_rows, &x_q, x_sum, x_file) == 4 &&
-					sscanf(out[k], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) == 4 &&
-					is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows &&
-					b_rows + f_q - x_q == f_rows;
-				free(out[k]);
-				out[k] = NULL;
-				if (ok)
-				{
-					char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
-
-					changed[k] += x_q + f_q;
-					out[k] = xprintf("%lld %s", f_rows, sum);
-					free(sum);
-				}
-			}
-		}
-		if (!full && (out[0] == NULL || out[1] == NULL))
-		{
-			/* the file changed, or the counts do not add up: every row */
-			free(out[0]);
-			free(out[1]);
-			for (k = 0; k < 2; k++)
+			if (now[k][i] == NULL)
 				sql[k] = full_sql(&sides[k], i);
-			run_both(i, "hash the rows of", sql[0], sql[1], &out[0], &out[1]);
-			free(sql[0]);
-			free(sql[1]);
+		if (sql[0] || sql[1])
+		{
+			progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
+			run_both(i, "hash the rows of", sql[0], sql[1], &now[0][i], &now[1][i]);
 		}
-		for (k = 0; k < 2; k++)
-			now[k][i] = out[k];
+		free(sql[0]);
+		free(sql[1]);
 	}
 	progress_end();
 	close_side(&sides[0]);
@@ -720,13 +791,8 @@ verify_rows(void)
 	for (k = 0; k < 2; k++)
 	{
 		for (i = 0; i < M.ntables; i++)
-		{
 			free(now[k][i]);
-			free(then[k][i]);
-		}
 		free(now[k]);
-		free(then[k]);
-		free(min_multi[k]);
 	}
 	return total;
 }
