@@ -76,6 +76,7 @@ typedef struct Side
 static Side sides[2];
 static char **row_of;			/* per table: ROW(t.col, ...) by name */
 static const char *hash_form;	/* the hash of a row's text, %s the row */
+static bool have_md5;
 static bool prepared = false;
 static char why[2048];			/* the error of the last failed query */
 
@@ -133,20 +134,16 @@ side_connect(Side *s, Server *conn)
 	return server_connect(conn);
 }
 
-/*
- * The rows' text and its hash, read on the --from server: the columns of
- * each table by name (pg_restore may order an inherited table's columns
- * otherwise), the hash both servers can compute alike
- */
+/* the hash both servers can compute alike */
 static void
 prepare(void)
 {
 	char	   *enc[2] = {NULL, NULL};
 	int			i;
-	bool		have_md5 = true;
 
 	if (prepared)
 		return;
+	have_md5 = true;
 	for (i = 0; i < 2; i++)
 	{
 		Server	   *s = i == 0 ? &M.from : &M.to;
@@ -164,26 +161,7 @@ prepare(void)
 	hash_form = !have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
-
-	/* a bytea column by the hash of its bytes: half the text, the same test */
 	row_of = xcalloc(M.ntables + 1, sizeof(char *));
-	need(&M.from);
-	for (i = 0; i < M.ntables; i++)
-	{
-		if (M.tables[i].kind != 'r')
-			continue;
-		if (!get_value(&M.from, &row_of[i],
-					   "SELECT 'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
-					   "CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
-					   "THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
-					   "ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-					   "OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
-					   "WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-					   "AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-					   2, M.tables[i].qname, have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)"))
-			fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname,
-				 db_error());
-	}
 	sides[0].server = &M.from;
 	sides[1].server = &M.to;
 	for (i = 0; i < 2; i++)
@@ -192,11 +170,76 @@ prepare(void)
 	prepared = true;
 }
 
-/* the hash of a row of table i (t) */
+/*
+ * The text of a row of each table: ROW(its columns, by name; pg_restore may
+ * order an inherited table's columns otherwise), a bytea column by the hash
+ * of its bytes (half the text, the same test).  A table whose columns
+ * (names and types) differ between the servers, by a migration during the
+ * move, is compared by its count only: the cutover refuses it, naming it
+ * (copy_unchanged_legacy_rows() of cutover.c).  The hashes taken before the
+ * freeze of a table whose columns changed since are dropped.
+ */
+static void
+read_columns(void)
+{
+	int			i,
+				k;
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sig[2] = {NULL, NULL},
+				   *row = NULL;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		for (k = 0; k < 2; k++)
+		{
+			Server	   *s = k == 0 ? &M.from : &M.to;
+			PGresult   *res;
+
+			need(s);
+			res = query(s,
+						"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
+						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
+						"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
+						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
+						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
+						"OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
+						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
+						2, M.tables[i].qname, have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
+			if (res == NULL)
+				vfail("could not read the columns of table %s on the %s server: %s", M.tables[i].qname,
+					  s->option, db_error());
+			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
+			if (k == 0)
+				row = xstrdup(PQgetvalue(res, 0, 1));
+			PQclear(res);
+		}
+		if (!is(sig[0], sig[1]))
+		{
+			free(row);
+			row = NULL;
+		}
+		if (row == NULL || row_of[i] == NULL || !is(row, row_of[i]))
+			for (k = 0; k < 2; k++)
+			{
+				free(sides[k].before[i]);
+				sides[k].before[i] = NULL;
+			}
+		free(row_of[i]);
+		row_of[i] = row;
+		free(sig[0]);
+		free(sig[1]);
+	}
+}
+
+/* the hash of a row of table i (t); 0 for a table compared by its count */
 static char *
 hash_of(int i)
 {
-	return xprintf(hash_form, row_of[i]);
+	return row_of[i] ? xprintf(hash_form, row_of[i]) : xstrdup("0::pg_catalog.int8");
 }
 
 /* "rows sum filenode" of every row of table i */
@@ -461,6 +504,7 @@ hash_before_freeze(void)
 	if (PQserverVersion(M.to.conn) < 160000)
 		return;
 	prepare();
+	read_columns();
 	for (k = 0; k < 2; k++)
 	{
 		Side	   *s = &sides[k];
@@ -726,6 +770,7 @@ verify_rows(void)
 	double		t = now_seconds();
 
 	prepare();
+	read_columns();
 	for (k = 0; k < 2; k++)
 		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
 
