@@ -552,21 +552,29 @@ hash_before_freeze(void)
 
 /*
  * In the freeze: s's tables held in EXCLUSIVE mode by the session that
- * keeps X, waiting for a lock at most FREEZE_LOCK_WAIT_MS at a time, up to
- * --timeout (a savepoint keeps X when a wait times out)
+ * keeps X (no row lock, no VACUUM may change a row version's header between
+ * the scans), waiting for a lock at most FREEZE_LOCK_WAIT_MS at a time
+ * (a savepoint keeps X when a wait times out), up to HOLD_WAIT_S in all:
+ * a transaction that keeps rows locked (SELECT ... FOR UPDATE before the
+ * freeze) would hold the freeze's pause for as long, and a hash of every
+ * row needs no lock.  *busy tells that it was a lock that could not be had.
  */
-static bool
-hold_tables(Side *s)
-{
-	double		deadline = now_seconds() + M.timeout;
+#define HOLD_WAIT_S 2
 
+static bool
+hold_tables(Side *s, bool *busy)
+{
+	double		deadline = now_seconds() + HOLD_WAIT_S;
+
+	*busy = false;
 	for (;;)
 	{
 		if (exec_sql(&s->hold, "SAVEPOINT shardid_move_lock", 0) &&
 			exec_sql(&s->hold, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
 			lock_tables(&s->hold, "EXCLUSIVE"))
 			return exec_sql(&s->hold, "RELEASE SAVEPOINT shardid_move_lock", 0);
-		if (!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) || now_seconds() > deadline || interrupted_by ||
+		*busy = is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE);
+		if (!*busy || now_seconds() > deadline || interrupted_by ||
 			!exec_sql(&s->hold, "ROLLBACK TO SAVEPOINT shardid_move_lock", 0))
 			return false;
 		nap(RETRY_NAP_MS);
@@ -614,7 +622,8 @@ hash_changes(char **now[2], long long changed[2])
 			  **x[2] = {NULL, NULL};
 	int			i,
 				k;
-	bool		ok = true;
+	bool		ok = true,
+				busy = false;
 
 	for (k = 0; k < 2 && ok; k++)
 	{
@@ -623,7 +632,7 @@ hash_changes(char **now[2], long long changed[2])
 		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
 		f[k] = xcalloc(M.ntables + 1, sizeof(char *));
 		x[k] = xcalloc(M.ntables + 1, sizeof(char *));
-		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s) &&
+		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s, &busy) &&
 			side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
 		for (i = 0; ok && i < M.ntables; i++)
 		{
@@ -642,8 +651,13 @@ hash_changes(char **now[2], long long changed[2])
 	}
 	if (!ok)
 	{
-		warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row now",
-					db_error());
+		if (busy)
+			warning_msg("a transaction on the %s server holds rows of shard %d locked, or a table of it in a mode "
+						"that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before "
+						"it can be used", sides[k - 1].server->option, M.shard);
+		else
+			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row "
+						"now", db_error());
 		close_side(&sides[0]);
 		close_side(&sides[1]);
 		for (k = 0; k < 2; k++)

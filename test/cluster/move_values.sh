@@ -17,7 +17,10 @@
 #   3. a row changed on the copy (offline, in the pause before the
 #      verification): the move fails naming the table, undone;
 #   4. online, a row changed on the copy after the hashes before the freeze,
-#      then one changed before them: the same.
+#      then one changed before them: the same;
+#   5. online, a transaction keeping a row locked (FOR UPDATE) across the
+#      freeze: the freeze's part of the hashes cannot hold the tables, every
+#      row is hashed in the freeze (a warning), and the move succeeds.
 . "$(dirname "$0")/lib.bash"
 
 # the locale, built where the servers find it
@@ -134,4 +137,24 @@ mismatch "online move with a row changed on the copy before the freeze" "$a" "$b
 expect "$(on "$b" -c "SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname LIKE 'shardid_move_%'")" = 0 \
 	"failed online moves: the role of their subscription left on b"
 expect "$(content "$a")" = "$want" "the rows on a after the failed moves"
+
+# 5. online a -> b, a row kept locked on a from after the initial copy on
+mkfifo "$SHARDID_TMP/locker"
+"$PG_BIN/psql" -X -q -At -d "$(conn "$a")" <"$SHARDID_TMP/locker" >"$SHARDID_TMP/locker.out" 2>&1 &
+move_paused "online, a row locked" copy "$SHARDID_TMP/locked.move" \
+	--shard 5 --from "$(conn "$a")" --to "$(conn "$b")" --online &&
+	wait_until "the initial copy on b" synced
+exec 7>"$SHARDID_TMP/locker"
+echo "BEGIN; SELECT note FROM shard_0005.vals WHERE note = 'one' FOR UPDATE;" >&7
+wait_until "the row locked" eval '[ "$(on "$a" -c "SELECT count(*) FROM pg_locks WHERE relation = '"'"'shard_0005.vals'"'"'::regclass AND mode = '"'"'RowShareLock'"'"'")" = 1 ]'
+move_go
+status=$?
+echo "COMMIT;" >&7
+exec 7>&-
+sed 's/^/  | /' "$SHARDID_TMP/locked.move"
+expect "$status" = 0 "online move with a row locked across the freeze: exit status"
+grep -qxF "shardid-move: warning: a transaction on the --from server holds rows of shard 5 locked, or a table of it in a mode that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before it can be used" "$SHARDID_TMP/locked.move" ||
+	fail "online move with a row locked across the freeze: the warning"
+expect "$(content "$b")" = "$want" "online move with a row locked across the freeze: the rows on b"
+wait
 finish
