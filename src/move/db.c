@@ -112,6 +112,31 @@ pin_values(Server *s)
 }
 
 /*
+ * In one round trip: the session's settings back to its defaults, then
+ * SESSION_SETTINGS_SQL and the values' settings made again (after code of
+ * another role ran in it); false on error
+ */
+bool
+reset_settings(Server *s)
+{
+	char	   *sql = xprintf("RESET ALL; %s; %s", SESSION_SETTINGS_SQL, value_settings_sql());
+	PGresult   *res;
+	bool		ok;
+
+	cancel_arm(s->conn);
+	res = PQexec(s->conn, sql);
+	cancel_disarm();
+	free(sql);
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		set_error(res && PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->conn),
+				  res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : SQLSTATE_CONNECTION_FAILURE);
+	PQclear(res);
+	return ok;
+}
+
+/*
  * The same as the options of a connection ("-c name=value ...", spaces
  * escaped), after the options given, which they override
  */

@@ -214,6 +214,7 @@ extern char *quote_ident(Server *s, const char *name);
 extern char *quote_literal(Server *s, const char *value);
 extern const char *const value_settings[][2];
 extern bool pin_values(Server *s);
+extern bool reset_settings(Server *s);
 extern char *conninfo_value(const char *v);
 extern char *subscription_conninfo(Server *s);
 extern char *child_conninfo(Server *s, const char **password);

@@ -378,8 +378,7 @@ owner_recv(Side *s, char **out)
 		snprintf(why, sizeof(why), "no result");
 		ok = false;
 	}
-	if (ok && !(exec_sql(&s->work, "RESET ALL", 0) && exec_sql(&s->work, SESSION_SETTINGS_SQL, 0) &&
-				pin_values(&s->work)))
+	if (ok && !reset_settings(&s->work))
 	{
 		snprintf(why, sizeof(why), "%s", db_error());
 		ok = false;
@@ -688,8 +687,9 @@ hash_changes(char **now[2], long long changed[2])
 		tx_rollback(&sides[k].work);
 
 	/*
-	 * X: those it saw, where rows went (F sees fewer rows than X did, less
-	 * any new: a row version F sees and X did not is in q)
+	 * X: those it saw, where rows may have gone.  F sees every row version
+	 * that X did not in q: when F's rows are X's and all of F's in q, each
+	 * of those is new, none went, and X holds none in q.
 	 */
 	work_begin_both(true);
 	for (i = 0; i < M.ntables; i++)
@@ -705,7 +705,7 @@ hash_changes(char **now[2], long long changed[2])
 						f_q = 0;
 
 			if (sscanf(sides[k].before[i], "%lld", &b_rows) != 1 ||
-				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_q != 0 || f_rows != b_rows)
+				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_rows != b_rows + f_q)
 				sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
 		}
 		if (sql[0] || sql[1])
