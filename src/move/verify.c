@@ -17,10 +17,12 @@
  * FIPS mode; of its UTF-8 bytes when the servers' encodings differ): the
  * same on every machine, unlike hash_any().  The sum does not depend on the
  * order of the rows and counts each copy of a duplicate row.  Each query
- * runs as the table's owner in a SECURITY DEFINER function of hers in
- * pg_temp, as owner_values() of objects.c runs the counts, for the same
+ * runs as the table's owner in a SECURITY DEFINER function of hers in a
+ * schema the work session's transaction makes with a random name and never
+ * commits, as owner_values() of objects.c runs the counts, for the same
  * reasons (planning the scan evaluates her index expressions; her policies
- * do not filter her reads).
+ * do not filter her reads; her code can neither take the name of the next
+ * function nor drop it).
  *
  * Offline, on a resumed move and online into PostgreSQL 15 (whose copy the
  * superuser holds while the subscription applies), the verification hashes
@@ -71,6 +73,7 @@ typedef struct Side
 	char	   *xmin;			/* X's xmin, 32 bits */
 	char	  **before;			/* per table: "rows sum filenode" under X */
 	int			made;			/* functions made in work's transaction */
+	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
 
 static Side sides[2];
@@ -301,7 +304,7 @@ delta_sql(Side *s, int i, long long next, long long min_multi, long long next_mu
 static bool
 owner_send(Side *s, const char *owner, const char *sql)
 {
-	char	   *fn = xprintf("pg_temp.shardid_move_hash_%d", s->made++);
+	char	   *fn = xprintf("%s.shardid_move_hash_%d", s->scratch, s->made++);
 	char	   *qowner = quote_ident(&s->work, owner);
 	char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
 								 "LANGUAGE plpgsql SECURITY DEFINER "
@@ -437,11 +440,19 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 	}
 }
 
-/* a new transaction of s's work session, under snapshot (or its own) */
+/*
+ * A new transaction of s's work session, under snapshot (or its own), and
+ * in it the schema of the owners' functions, with a new random name
+ */
 static bool
 work_begin(Side *s, const char *snapshot)
 {
+	char	   *make;
+	bool		ok;
+
 	s->made = 0;
+	free(s->scratch);
+	s->scratch = random_name("shardid_move_");
 	if (!side_connect(s, &s->work) ||
 		!exec_sql(&s->work, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0))
 		return false;
@@ -449,13 +460,17 @@ work_begin(Side *s, const char *snapshot)
 	{
 		char	   *l = quote_literal(&s->work, snapshot);
 		char	   *sql = xprintf("SET TRANSACTION SNAPSHOT %s", l);
-		bool		ok = exec_sql(&s->work, sql, 0);
 
+		ok = exec_sql(&s->work, sql, 0);
 		free(l);
 		free(sql);
-		return ok;
+		if (!ok)
+			return false;
 	}
-	return true;
+	make = xprintf("CREATE SCHEMA %s", s->scratch);
+	ok = exec_sql(&s->work, make, 0);
+	free(make);
+	return ok;
 }
 
 /*
