@@ -414,46 +414,70 @@ subscription_oid(Server *s, const char *name, char **oid)
 }
 
 /*
- * target s: drop subscription name (never its slot through the target), and
- * the role of that name that owned it (make_apply_role() of online.c): a
- * superuser, which only a superuser could have made, named as a move of
- * shardid-move 1.4 names its objects (shardid_move_<shard>_<move id>)
+ * target s: drop subscription name (never its slot through the target),
+ * and the role that owns it when the move made that role
+ * (make_apply_role() of online.c, named shardid_move_<shard>_owner_<32 hex
+ * digits>), in one transaction: the role never outlives its subscription,
+ * and a run stopped at any point leaves both or neither.  A role that is no
+ * superuser (PostgreSQL 16+) loses its privileges first (DROP OWNED: USAGE
+ * on the schema; it owns nothing, as the apply runs as the tables' owners).
  */
 bool
 drop_subscription(Server *s, const char *name)
 {
 	char	   *sub = NULL;
 	char	   *role = NULL;
+	char	   *super = NULL;
 	char	   *qsub;
 	bool		ok = true;
 
 	if (!subscription_oid(s, name, &sub))
 		return false;
+	if (sub == NULL)
+		return true;
 	qsub = quote_ident(s, name);
-	if (sub != NULL)
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
-		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
 
-		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0) && exec_sql(s, c, 0);
+		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0);
 		free(a);
 		free(b);
+	}
+	ok = ok && tx_begin(s) &&
+		get_value(s, &role, "SELECT r.rolname FROM pg_catalog.pg_subscription u "
+				  "JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) u.subowner "
+				  "WHERE u.oid OPERATOR(pg_catalog.=) $1::oid AND r.rolname::pg_catalog.text "
+				  "OPERATOR(pg_catalog.~) '^shardid_move_[0-9]+_owner_[0-9a-f]{32}$'", 1, sub) &&
+		(role == NULL ||
+		 get_value(s, &super, "SELECT rolsuper::pg_catalog.text FROM pg_catalog.pg_roles WHERE rolname = $1::name",
+				   1, role));
+	if (ok)
+	{
+		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
+
+		ok = exec_sql(s, c, 0);
 		free(c);
 	}
-	ok = ok && get_value(s, &role, "SELECT rolname FROM pg_catalog.pg_roles WHERE rolname = $1::name "
-						 "AND rolsuper AND rolname::pg_catalog.text OPERATOR(pg_catalog.~) "
-						 "'^shardid_move_[0-9]+_[0-9a-f]{32}$'", 1, name);
 	if (ok && role != NULL)
 	{
-		char	   *d = xprintf("DROP ROLE %s", qsub);
+		char	   *qrole = quote_ident(s, role);
+		char	   *o = xprintf("DROP OWNED BY %s", qrole);
+		char	   *d = xprintf("DROP ROLE %s", qrole);
 
-		ok = exec_sql(s, d, 0);
+		ok = (is(super, "true") || exec_sql(s, o, 0)) && exec_sql(s, d, 0);
+		free(qrole);
+		free(o);
 		free(d);
 	}
+	if (ok)
+		ok = tx_commit(s);
+	else
+		tx_rollback(s);
 	free(qsub);
 	free(sub);
 	free(role);
+	free(super);
 	return ok;
 }
 
