@@ -23,12 +23,25 @@
 #      row is hashed in the freeze (a warning), and the move succeeds.
 . "$(dirname "$0")/lib.bash"
 
-# the locale, built where the servers find it
+# the locale, built where the servers find it (no root needed: a directory
+# of this script's, which the servers read through LOCPATH); skipped only
+# where it cannot be made: no localedef, or no definition of es_AR or of
+# UTF-8 to make it from (Debian's package locales, which tools/deps.sh
+# installs; glibc's localedef warns, and exits 1, on some definitions it
+# still makes)
 locales="$SHARDID_TMP/locales"
 mkdir -p "$locales"
-localedef -i es_AR -f UTF-8 "$locales/es_AR.UTF-8" >"$SHARDID_TMP/localedef.log" 2>&1 ||
-	[ -e "$locales/es_AR.UTF-8/LC_MONETARY" ] ||
-	{ fail "localedef could not make es_AR.UTF-8 (Debian package locales): $(tail -3 "$SHARDID_TMP/localedef.log")"; finish; }
+if ! localedef -i es_AR -f UTF-8 "$locales/es_AR.UTF-8" >"$SHARDID_TMP/localedef.log" 2>&1 &&
+	[ ! -e "$locales/es_AR.UTF-8/LC_MONETARY" ]; then
+	i18n=${I18NPATH:-/usr/share/i18n}
+	if ! command -v localedef >/dev/null || [ ! -e "$i18n/locales/es_AR" ] ||
+		! ls "$i18n/charmaps/UTF-8" "$i18n/charmaps/UTF-8.gz" 2>/dev/null | grep -q .; then
+		echo "skipped: the locale es_AR.UTF-8 cannot be made here: it needs localedef and $i18n/locales/es_AR and $i18n/charmaps/UTF-8 (Debian package locales: tools/deps.sh)"
+		exit 77
+	fi
+	fail "localedef could not make es_AR.UTF-8: $(tail -3 "$SHARDID_TMP/localedef.log")"
+	finish
+fi
 chmod -R a+rX "$locales"
 
 move_servers 486 2 "${LOGICAL[@]}" || exit 1
