@@ -430,6 +430,7 @@ drop_subscription(Server *s, const char *name)
 	char	   *super = NULL;
 	char	   *qsub;
 	bool		ok = true;
+	bool		own_tx;
 
 	if (!subscription_oid(s, name, &sub))
 		return false;
@@ -444,7 +445,9 @@ drop_subscription(Server *s, const char *name)
 		free(a);
 		free(b);
 	}
-	ok = ok && tx_begin(s) &&
+	/* in a transaction of the caller's, if any: it commits both */
+	own_tx = PQtransactionStatus(s->conn) == PQTRANS_IDLE;
+	ok = ok && (!own_tx || tx_begin(s)) &&
 		get_value(s, &role, "SELECT r.rolname FROM pg_catalog.pg_subscription u "
 				  "JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) u.subowner "
 				  "WHERE u.oid OPERATOR(pg_catalog.=) $1::oid AND r.rolname::pg_catalog.text "
@@ -470,9 +473,9 @@ drop_subscription(Server *s, const char *name)
 		free(o);
 		free(d);
 	}
-	if (ok)
+	if (ok && own_tx)
 		ok = tx_commit(s);
-	else
+	else if (own_tx)
 		tx_rollback(s);
 	free(qsub);
 	free(sub);
