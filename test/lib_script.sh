@@ -100,6 +100,19 @@ conf_newer() {	# conf_newer TIME [psql options...]: a new session's configuratio
 	[ "$(q "$@" -c "SELECT pg_conf_load_time() > '$before'")" = t ]
 }
 
+# reload_in_session: psql input (for -f -) that reloads the configuration
+# and then waits, in the same session, until that session has read it: a
+# statement at a time, since a backend reads a reload between statements
+# only (at most 5 s; then the caller's assertion fails and says so)
+reload_in_session() {
+	echo "SELECT pg_catalog.pg_conf_load_time() AS reload_before \\gset"
+	echo "SELECT pg_catalog.pg_reload_conf() \\g /dev/null"
+	for _ in $(seq 500); do
+		echo "SELECT pg_catalog.pg_sleep(0.01) WHERE pg_catalog.pg_conf_load_time() <= :'reload_before' \\g /dev/null"
+	done
+	echo "SELECT CASE WHEN pg_catalog.pg_conf_load_time() > :'reload_before' THEN 'reloaded' ELSE 'the session did not read the reloaded configuration within 5 s' END \\g /dev/stderr"
+}
+
 # mallory, the hostile role of the attack scripts (test/cluster,
 # test/security), on any server of the script's by its port.  mallory_conn
 # PORT is how to reach the database she works in (libpq's defaults with that

@@ -64,17 +64,24 @@ skipped=0
 failures=""
 started=$(date +%s)
 
-record() {	# record NAME STATUS
+timings=""
+record() {	# record NAME STATUS [START]: START, the script's start (date +%s), adds its seconds
+	local took=""
+	if [ -n "${3:-}" ]; then
+		took=" ($(($(date +%s) - $3)) s)"
+		timings="$timings$(($(date +%s) - $3)) $1
+"
+	fi
 	if [ "$2" = 0 ]; then
 		passed=$((passed + 1))
-		echo "ok      $1"
+		echo "ok      $1$took"
 	elif [ "$2" = 77 ]; then
 		skipped=$((skipped + 1))
-		echo "skipped $1"
+		echo "skipped $1$took"
 	else
 		failed=$((failed + 1))
 		failures="$failures $1"
-		echo "FAILED  $1"
+		echo "FAILED  $1$took"
 	fi
 }
 
@@ -123,7 +130,7 @@ script_list() {
 # scripts [-p PREFIX] DIR|SCRIPT...: each script runs in a fresh database of
 # the shared server, its name prefixed with PREFIX
 scripts() {
-	local s name prefix=""
+	local s name t0 prefix=""
 	[ "$1" = -p ] && { prefix=$2; shift 2; }
 	for s in $(script_list "$@"); do
 		name=$prefix${s#test/}
@@ -131,21 +138,23 @@ scripts() {
 		q -c "CREATE DATABASE shardid_script" >/dev/null
 		PGDATABASE=shardid_script q -c "CREATE EXTENSION shardid" >/dev/null
 		echo "--- $name"
+		t0=$(date +%s)
 		PGDATABASE=shardid_script bash "$s"
-		record "$name" $?
+		record "$name" $? "$t0"
 		q -c "DROP DATABASE shardid_script WITH (FORCE)" >/dev/null
 	done
 }
 
 # own_server_scripts DIR|SCRIPT...: each script starts, checks and removes its own servers
 own_server_scripts() {
-	local s name
+	local s name t0
 	for s in $(script_list "$@"); do
 		name=${s#test/}
 		selected "$name" || continue
 		echo "--- $name"
+		t0=$(date +%s)
 		SHARDID_TMP="" bash "$s"
-		record "$name" $?
+		record "$name" $? "$t0"
 	done
 }
 
@@ -199,6 +208,7 @@ if selected sanitize; then
 fi
 echo
 echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'): $(($(date +%s) - started)) s"
+[ -n "$timings" ] && echo "slowest: $(printf '%s' "$timings" | sort -rn | head -8 | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

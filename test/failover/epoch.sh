@@ -45,9 +45,14 @@ reload_conf -p $port -d app
 refused "ALTER SYSTEM + reload"
 refused "ALTER SYSTEM + reload, a non-superuser" -U regress_app
 # a session that was stamping before the reload refuses after it too
-out=$(q_at $port -c "ALTER SYSTEM RESET shardid.epoch" -c "SELECT pg_reload_conf()" -c "SELECT pg_sleep(0.5)" \
-	-c "INSERT INTO s3.u (phase) VALUES (2)" -c "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:01.5+00'" \
-	-c "SELECT pg_reload_conf()" -c "SELECT pg_sleep(0.5)" -c "INSERT INTO s3.u (phase) VALUES (2)" 2>&1)
+out=$({
+	echo "ALTER SYSTEM RESET shardid.epoch;"
+	reload_in_session
+	echo "INSERT INTO s3.u (phase) VALUES (2);"
+	echo "ALTER SYSTEM SET shardid.epoch = '2026-01-01 00:00:01.5+00';"
+	reload_in_session
+	echo "INSERT INTO s3.u (phase) VALUES (2);"
+} | q_at $port -f - 2>&1)
 case "$out" in *"but this server's ids were made with epoch"*) ;; *) fail "a stamping session did not refuse after the reload: $out" ;; esac
 q_at $port -c "ALTER SYSTEM RESET shardid.epoch" >/dev/null
 reload_conf -p $port -d app
