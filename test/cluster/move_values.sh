@@ -20,7 +20,8 @@
 #      then one changed before them: the same;
 #   5. online, a transaction keeping a row locked (FOR UPDATE) across the
 #      freeze: the freeze's part of the hashes cannot hold the tables, every
-#      row is hashed in the freeze (a warning), and the move succeeds.
+#      row is hashed in the freeze (a warning; into PostgreSQL 15, which
+#      takes no hashes before the freeze, none), and the move succeeds.
 . "$(dirname "$0")/lib.bash"
 
 # the locale, built where the servers find it (no root needed: a directory
@@ -166,8 +167,15 @@ echo "COMMIT;" >&7
 exec 7>&-
 sed 's/^/  | /' "$SHARDID_TMP/locked.move"
 expect "$status" = 0 "online move with a row locked across the freeze: exit status"
-grep -qxF "shardid-move: warning: a transaction on the --from server holds rows of shard 5 locked, or a table of it in a mode that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before it can be used" "$SHARDID_TMP/locked.move" ||
-	fail "online move with a row locked across the freeze: the warning"
+locked_warning="shardid-move: warning: a transaction on the --from server holds rows of shard 5 locked, or a table of it in a mode that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before it can be used"
+if [ "$(on "$b" -c "SHOW server_version_num")" -ge 160000 ]; then
+	grep -qxF "$locked_warning" "$SHARDID_TMP/locked.move" ||
+		fail "online move with a row locked across the freeze: the warning"
+else
+	# into PostgreSQL 15 the verification hashes every row in the freeze, none before it
+	grep -qxF "$locked_warning" "$SHARDID_TMP/locked.move" &&
+		fail "online move into PostgreSQL 15 with a row locked across the freeze: a warning of hashes before the freeze"
+fi
 expect "$(content "$b")" = "$want" "online move with a row locked across the freeze: the rows on b"
 wait
 finish
