@@ -14,6 +14,7 @@
 #   demo and suites  the server itself: postgresql-MAJOR
 #   test/unit        a C compiler; clang-14 libclang-rt-14-dev for fuzzing
 #   test/strict      libfaketime (clock steps), util-linux (runuser)
+#   test/cluster     locales (localedef and es_AR: move_values.sh)
 #   test/sanitize.sh valgrind (and gcc's UBSan runtime)
 #   test/client      node and npm (skipped when missing; not installed here),
 #                    and the `pg` package of test/client/package-lock.json,
@@ -31,7 +32,7 @@ set -eu
 pg_config=${PG_CONFIG:-pg_config}
 check=false
 [ "${1:-}" = --check ] && { check=true; shift; }
-packages="make gcc libfaketime util-linux clang-14 libclang-rt-14-dev valgrind
+packages="make gcc libfaketime util-linux locales clang-14 libclang-rt-14-dev valgrind
 	debhelper dpkg-dev postgresql-server-dev-all pgxnclient unzip man-db groff-base
 	liblz4-dev libzstd-dev"
 [ "${1:-}" = bench ] && packages="$packages gnuplot-nox bc"

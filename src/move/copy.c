@@ -193,16 +193,11 @@ rows_tick(void *arg, long long rows)
 }
 
 /*
- * The settings both ends of the rows' copy share, as pg_dump and pg_restore
- * set them: the values' text must mean the same on both servers, whatever
- * their configuration (dates, intervals, floats in full, XML).
+ * The encoding both ends of the rows' copy share, as pg_dump and pg_restore
+ * set it; the settings of the values' text are pinned on every connection
+ * (pin_values())
  */
-#define ROWS_SETTINGS_SQL \
-	"SELECT pg_catalog.set_config('client_encoding', $1, false), " \
-	"pg_catalog.set_config('datestyle', 'ISO', false), " \
-	"pg_catalog.set_config('intervalstyle', 'postgres', false), " \
-	"pg_catalog.set_config('extra_float_digits', '3', false), " \
-	"pg_catalog.set_config('xmloption', 'content', false)"
+#define ROWS_SETTINGS_SQL "SELECT pg_catalog.set_config('client_encoding', $1, false)"
 
 /* the connections of copy_rows_as_owners() */
 static Server rows_src,
@@ -411,7 +406,7 @@ copy_rows_as_owners(void)
 		now_oid = NULL;
 		ok = ok && get_value(dst, &written, call, 0) &&
 			exec_sql(dst, "RESET ALL", 0) && exec_sql(dst, SESSION_SETTINGS_SQL, 0) &&
-			exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc);
+			pin_values(dst) && exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc);
 		progress_end();
 		free(call);
 		if (!ok)

@@ -10,7 +10,10 @@
  *
  * Every connection runs SELECT pg_catalog.set_config('search_path', '',
  * false) first, so that no object another role created can be picked up by
- * an unqualified name; every name in shardid-move's SQL is qualified.
+ * an unqualified name; every name in shardid-move's SQL is qualified.  Then
+ * it pins the settings that change the text of a value (value_settings),
+ * which pg_dump, pg_restore and the subscription's walsender get as
+ * options of their connections.
  *
  * src/move/db.c
  *
@@ -46,6 +49,118 @@ const char *
 db_sqlstate(void)
 {
 	return last_sqlstate;
+}
+
+/*
+ * The settings that change the text of a value, as the input and output
+ * functions of PostgreSQL's types read them: array_in (array_nulls: with it
+ * off, an unquoted NULL element is read as the string 'NULL'); cash_in and
+ * cash_out (lc_monetary: the currency symbol, the separators, the number of
+ * fractional digits); the date and time types (DateStyle, whose order also
+ * reads ambiguous input; IntervalStyle, whose sql_standard input gives a
+ * leading sign to every field; TimeZone); float4, float8 and the geometric
+ * types (extra_float_digits: 3 writes the shortest text that reads back
+ * exactly); bytea (bytea_output); xml_in and xml_recv (xmloption); the reg*
+ * types (quote_all_identifiers, and search_path, which SESSION_SETTINGS_SQL
+ * empties).  standard_conforming_strings reads the literals of the
+ * definitions pg_dump writes.  The other types' text depends on no
+ * setting, but on the encoding (client_encoding, set where rows travel as
+ * text: copy.c).  Each session of the move pins them, and the
+ * subscription's apply and table syncs take them from the role that owns
+ * the subscription (online.c), as the database's defaults would otherwise
+ * give them to every session that does not set its own.
+ */
+const char *const value_settings[][2] = {
+	{"datestyle", "ISO, MDY"},
+	{"intervalstyle", "postgres"},
+	{"timezone", "UTC"},
+	{"extra_float_digits", "3"},
+	{"bytea_output", "hex"},
+	{"array_nulls", "on"},
+	{"lc_monetary", "C"},
+	{"xmloption", "content"},
+	{"quote_all_identifiers", "off"},
+	{"standard_conforming_strings", "on"},
+	{NULL, NULL}
+};
+
+static char *
+value_settings_sql(void)
+{
+	static char *sql = NULL;
+	int			i;
+
+	if (sql != NULL)
+		return sql;
+	sql = xstrdup("SELECT ");
+	for (i = 0; value_settings[i][0]; i++)
+	{
+		char	   *n = xprintf("%s%spg_catalog.set_config('%s', '%s', false)", sql, i ? ", " : "",
+								value_settings[i][0], value_settings[i][1]);
+
+		free(sql);
+		sql = n;
+	}
+	return sql;
+}
+
+/* the session's values read and written as every other session of the move does */
+bool
+pin_values(Server *s)
+{
+	return exec_sql(s, value_settings_sql(), 0);
+}
+
+/*
+ * In one round trip: the session's settings back to its defaults, then
+ * SESSION_SETTINGS_SQL and the values' settings made again (after code of
+ * another role ran in it); false on error
+ */
+bool
+reset_settings(Server *s)
+{
+	char	   *sql = xprintf("RESET ALL; %s; %s", SESSION_SETTINGS_SQL, value_settings_sql());
+	PGresult   *res;
+	bool		ok;
+
+	cancel_arm(s->conn);
+	res = PQexec(s->conn, sql);
+	cancel_disarm();
+	free(sql);
+	ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		set_error(res && PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+				  PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->conn),
+				  res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : SQLSTATE_CONNECTION_FAILURE);
+	PQclear(res);
+	return ok;
+}
+
+/*
+ * The same as the options of a connection ("-c name=value ...", spaces
+ * escaped), after the options given, which they override
+ */
+static char *
+value_options(const char *given)
+{
+	char	   *r = xstrdup(given ? given : "");
+	int			i;
+
+	for (i = 0; value_settings[i][0]; i++)
+	{
+		const char *v;
+		char	   *n = xprintf("%s%s-c %s=", r, r[0] ? " " : "", value_settings[i][0]);
+
+		free(r);
+		r = n;
+		for (v = value_settings[i][1]; *v; v++)
+		{
+			n = xprintf("%s%s%c", r, (*v == ' ' || *v == '\\') ? "\\" : "", *v);
+			free(r);
+			r = n;
+		}
+	}
+	return r;
 }
 
 static void
@@ -94,6 +209,12 @@ server_connect(Server *s)
 		return false;
 	}
 	PQclear(res);
+	if (!pin_values(s))
+	{
+		PQfinish(s->conn);
+		s->conn = NULL;
+		return false;
+	}
 	describe(s);
 	s->generation++;
 	return true;
@@ -404,20 +525,21 @@ session_options(Server *s)
 /*
  * How another server (the --to server's subscription) reaches s: the host,
  * port, database, user and password this program's connection used, with
- * session_options().
+ * session_options() and the settings of the values (value_settings), for the
+ * walsender that writes the rows of the initial copy and the changes as text.
  */
 char *
 subscription_conninfo(Server *s)
 {
 	PGconn	   *c = s->conn;
-	const char *host = PQhost(c);
 	const char *pass = PQpass(c);
-	char	   *h = conninfo_value(host && host[0] ? host : "localhost");
+	char	   *h = conninfo_value(PQhost(c));
 	char	   *p = conninfo_value(PQport(c));
 	char	   *d = conninfo_value(PQdb(c));
 	char	   *u = conninfo_value(PQuser(c));
 	char	   *so = session_options(s);
-	char	   *o = conninfo_value(so);
+	char	   *vo = value_options(so);
+	char	   *o = conninfo_value(vo);
 	char	   *r;
 
 	if (pass && pass[0])
@@ -434,6 +556,7 @@ subscription_conninfo(Server *s)
 	free(d);
 	free(u);
 	free(so);
+	free(vo);
 	free(o);
 	return r;
 }
@@ -441,8 +564,10 @@ subscription_conninfo(Server *s)
 /*
  * The connection string for pg_dump / pg_restore: every setting this
  * program's connection uses, but the password, which goes to the child's
- * environment instead so that it never shows in a process list; the
- * options given with session_options() after them.
+ * environment instead so that it never shows in a process list; after any
+ * options given, session_options() and the settings of the values
+ * (value_settings): the definitions pg_dump writes hold values as text too (a
+ * DEFAULT, a CHECK's constant, a partition's bounds), which pg_restore reads.
  */
 char *
 child_conninfo(Server *s, const char **password)
@@ -450,44 +575,45 @@ child_conninfo(Server *s, const char **password)
 	PQconninfoOption *opts = PQconninfo(s->conn);
 	PQconninfoOption *o;
 	char	   *r = xstrdup("");
-	char	   *so = session_options(s);
-	char	   *options = NULL;
+	char	   *so,
+			   *given,
+			   *options,
+			   *v,
+			   *n;
+	const char *user_options = NULL;
 
 	*password = PQpass(s->conn);
 	if (opts == NULL)
 	{
-		free(so);
-		return xstrdup(s->conninfo);
+		error_msg("could not read the connection options of the %s server: out of memory", s->option);
+		exit(EXIT_UNFINISHED);
 	}
 	for (o = opts; o->keyword; o++)
 	{
-		char	   *v,
-				   *n;
-
-		if (strcmp(o->keyword, "options") == 0)
-		{
-			options = xprintf("%s%s%s", o->val ? o->val : "", o->val && o->val[0] ? " " : "", so);
-			continue;
-		}
 		if (o->val == NULL || o->val[0] == '\0' || strcmp(o->keyword, "password") == 0 ||
 			strcmp(o->keyword, "fallback_application_name") == 0)
 			continue;
+		if (strcmp(o->keyword, "options") == 0)
+		{
+			user_options = o->val;
+			continue;
+		}
 		v = conninfo_value(o->val);
 		n = xprintf("%s%s%s=%s", r, r[0] ? " " : "", o->keyword, v);
 		free(r);
 		free(v);
 		r = n;
 	}
-	PQconninfoFree(opts);
-	{
-		char	   *v = conninfo_value(options ? options : so);
-		char	   *n = xprintf("%s%soptions=%s", r, r[0] ? " " : "", v);
-
-		free(r);
-		free(v);
-		r = n;
-	}
-	free(options);
+	so = session_options(s);
+	given = xprintf("%s%s%s", user_options ? user_options : "", user_options ? " " : "", so);
+	options = value_options(given);
+	v = conninfo_value(options);
+	n = xprintf("%s%soptions=%s", r, r[0] ? " " : "", v);
+	free(r);
+	free(v);
 	free(so);
-	return r;
+	free(given);
+	free(options);
+	PQconninfoFree(opts);
+	return n;
 }

@@ -22,6 +22,8 @@
  *	 checks.c		connect, preflight, unfinished moves
  *	 copy.c			pg_dump / pg_restore with progress, the offline rows
  *					written by their tables' owners
+ *	 verify.c		the rows compared by content on both servers: hashes
+ *					before the freeze (online), and in the verification
  *	 online.c		publication, subscription, initial sync, catch-up
  *	 cutover.c		freeze, verify, the clock, cutover, finish
  *	 shardid-move.c	command line and the order of the steps
@@ -210,6 +212,9 @@ extern const char *db_error(void);
 extern const char *db_sqlstate(void);
 extern char *quote_ident(Server *s, const char *name);
 extern char *quote_literal(Server *s, const char *value);
+extern const char *const value_settings[][2];
+extern bool pin_values(Server *s);
+extern bool reset_settings(Server *s);
 extern char *conninfo_value(const char *v);
 extern char *subscription_conninfo(Server *s);
 extern char *child_conninfo(Server *s, const char **password);
@@ -406,6 +411,10 @@ extern void copy_progress_reset(void);
 extern void copy_schema(bool schema_only);
 extern void target_fresh_schema(void);
 extern void step_copy_offline(void);
+
+/* verify.c */
+extern void hash_before_freeze(void);
+extern long long verify_rows(void);
 
 /* online.c */
 extern void step_publish(void);

@@ -330,7 +330,7 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 		ok = exec_sql(&c, create, 0) &&
 			exec_sql(&c, own, 0) &&
 			get_value(&c, &out[i], call, 1, sqls[i]) &&
-			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0);
+			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0) && pin_values(&c);
 		free(fn);
 		free(qowner);
 		free(create);
@@ -413,13 +413,24 @@ subscription_oid(Server *s, const char *name, char **oid)
 					 1, name);
 }
 
-/* target s: drop subscription name (never its slot through the target) */
+/*
+ * target s: drop subscription name (never its slot through the target),
+ * and the role that owns it when the move made that role
+ * (make_apply_role() of online.c, named shardid_move_<shard>_owner_<32 hex
+ * digits>), in one transaction: the role never outlives its subscription,
+ * and a run stopped at any point leaves both or neither.  A role that is no
+ * superuser (PostgreSQL 16+) loses its privileges first (DROP OWNED: USAGE
+ * on the schema; it owns nothing, as the apply runs as the tables' owners).
+ */
 bool
 drop_subscription(Server *s, const char *name)
 {
 	char	   *sub = NULL;
+	char	   *role = NULL;
+	char	   *super = NULL;
 	char	   *qsub;
-	bool		ok;
+	bool		ok = true;
+	bool		own_tx;
 
 	if (!subscription_oid(s, name, &sub))
 		return false;
@@ -429,15 +440,47 @@ drop_subscription(Server *s, const char *name)
 	{
 		char	   *a = xprintf("ALTER SUBSCRIPTION %s DISABLE", qsub);
 		char	   *b = xprintf("ALTER SUBSCRIPTION %s SET (slot_name = NONE)", qsub);
-		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
 
-		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0) && exec_sql(s, c, 0);
+		ok = exec_sql(s, a, 0) && exec_sql(s, b, 0);
 		free(a);
 		free(b);
+	}
+	/* in a transaction of the caller's, if any: it commits both */
+	own_tx = PQtransactionStatus(s->conn) == PQTRANS_IDLE;
+	ok = ok && (!own_tx || tx_begin(s)) &&
+		get_value(s, &role, "SELECT r.rolname FROM pg_catalog.pg_subscription u "
+				  "JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) u.subowner "
+				  "WHERE u.oid OPERATOR(pg_catalog.=) $1::oid AND r.rolname::pg_catalog.text "
+				  "OPERATOR(pg_catalog.~) '^shardid_move_[0-9]+_owner_[0-9a-f]{32}$'", 1, sub) &&
+		(role == NULL ||
+		 get_value(s, &super, "SELECT rolsuper::pg_catalog.text FROM pg_catalog.pg_roles WHERE rolname = $1::name",
+				   1, role));
+	if (ok)
+	{
+		char	   *c = xprintf("DROP SUBSCRIPTION %s", qsub);
+
+		ok = exec_sql(s, c, 0);
 		free(c);
 	}
+	if (ok && role != NULL)
+	{
+		char	   *qrole = quote_ident(s, role);
+		char	   *o = xprintf("DROP OWNED BY %s", qrole);
+		char	   *d = xprintf("DROP ROLE %s", qrole);
+
+		ok = (is(super, "true") || exec_sql(s, o, 0)) && exec_sql(s, d, 0);
+		free(qrole);
+		free(o);
+		free(d);
+	}
+	if (ok && own_tx)
+		ok = tx_commit(s);
+	else if (own_tx)
+		tx_rollback(s);
 	free(qsub);
 	free(sub);
+	free(role);
+	free(super);
 	return ok;
 }
 

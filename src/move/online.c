@@ -67,6 +67,86 @@ step_publish(void)
 /* hold_target_tables() found a table changed on the --to server */
 static bool target_changed = false;
 
+/*
+ * The role that owns the subscription, made in the transaction that makes
+ * the subscription, with a name nobody knows before (random_name(): the
+ * move's other objects are named after its id, which the --from server's
+ * publication shows to every role there, and a role with CREATEROLE that
+ * took the name first would fail the move): the CREATE ROLE fails rather
+ * than take a role that exists.  Its own settings pin those of the values'
+ * text (value_settings) for the apply and the table syncs.  Their workers
+ * take no setting from anything but the server's configuration, the
+ * database's defaults and those of the subscription's owner
+ * (BackgroundWorkerInitializeConnectionByOid() reads pg_db_role_setting as
+ * a session of that role does), and set only session_replication_role,
+ * search_path and synchronous_commit themselves; the role's settings come
+ * before the database's, which its owner, no superuser, may set
+ * (ALTER DATABASE ... SET array_nulls = off); those of a superuser only
+ * superusers may change, those of any other role only superusers and the
+ * roles with ADMIN OPTION on it (none) from PostgreSQL 16 on.
+ *
+ * It has no password, and LOGIN: PostgreSQL starts no apply or sync worker
+ * for a role that may not log in (InitializeSessionUserId(), whose bypass
+ * of the check the workers do not ask for).  Before PostgreSQL 16 the owner
+ * of a subscription must be a superuser.  From 16 on it is none, and
+ * CONNECTION LIMIT 0 keeps every client session out whatever pg_hba.conf
+ * trusts (the limit counts no background worker, and does not bind a
+ * superuser): its subscription has password_required = false (which only
+ * a superuser sets, and then only a superuser may alter the subscription),
+ * as this program's own connection may have used none; it may SET ROLE,
+ * without inheriting their rights, to the owners of the tables, as the
+ * apply and the table syncs switch to each table's owner
+ * (run_as_owner = false), and has USAGE on the schema, which they look the
+ * tables up in.  drop_subscription() drops it with the subscription, in one
+ * transaction, with its privileges (DROP OWNED).
+ */
+static bool
+make_apply_role(Server *s, const char *role)
+{
+	bool		v16 = PQserverVersion(s->conn) >= 160000;
+	char	   *qrole = quote_ident(s, role);
+	char	   *sql = xprintf("CREATE ROLE %s %s", qrole,
+							  v16 ? "NOSUPERUSER LOGIN CONNECTION LIMIT 0" : "SUPERUSER LOGIN");
+	bool		ok = exec_sql(s, sql, 0);
+	int			i;
+
+	free(sql);
+	for (i = 0; ok && value_settings[i][0]; i++)
+	{
+		char	   *lvalue = quote_literal(s, value_settings[i][1]);
+
+		sql = xprintf("ALTER ROLE %s SET %s = %s", qrole, value_settings[i][0], lvalue);
+		ok = exec_sql(s, sql, 0);
+		free(sql);
+		free(lvalue);
+	}
+	if (ok && v16)
+	{
+		char	   *owners = NULL;
+
+		ok = get_value(s, &owners,
+					   "SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident("
+					   "pg_catalog.pg_get_userbyid(c.relowner)), ', ') "
+					   "FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p')",
+					   1, M.dst_schema_oid);
+		if (ok && owners)
+		{
+			sql = xprintf("GRANT %s TO %s WITH INHERIT FALSE, SET TRUE", owners, qrole);
+			ok = exec_sql(s, sql, 0);
+			free(sql);
+		}
+		if (ok)
+		{
+			sql = xprintf("GRANT USAGE ON SCHEMA %s TO %s", M.qschema, qrole);
+			ok = exec_sql(s, sql, 0);
+			free(sql);
+		}
+		free(owners);
+	}
+	free(qrole);
+	return ok;
+}
+
 static bool
 subscribe_tx(Server *s)
 {
@@ -89,13 +169,20 @@ subscribe_tx(Server *s)
 	char	   *sql = xprintf("CREATE SUBSCRIPTION %s CONNECTION %s PUBLICATION %s "
 							  "WITH (create_slot = false, slot_name = %s, copy_data = true%s)",
 							  qsub, lconn, qsub, lslot,
-							  PQserverVersion(s->conn) >= 160000 ? ", run_as_owner = false" : "");
+							  PQserverVersion(s->conn) >= 160000 ?
+							  ", run_as_owner = false, password_required = false" : "");
+	char	   *role = xprintf("shardid_move_%d_owner_", M.shard);
+	char	   *rrole = random_name(role);
+	char	   *qrole = quote_ident(s, rrole);
+	char	   *owner = xprintf("ALTER SUBSCRIPTION %s OWNER TO %s", qsub, qrole);
 	char	   *oid = NULL;
 	bool		ok;
 
 	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &target_changed) &&
 		freeze_tables(s) &&
+		make_apply_role(s, rrole) &&
 		exec_sql(s, sql, 0) &&
+		exec_sql(s, owner, 0) &&
 		subscription_oid(s, M.name, &oid) &&
 		journal_write(s, "target", "replicating") &&
 		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
@@ -107,6 +194,10 @@ subscribe_tx(Server *s)
 	free(qsub);
 	free(lslot);
 	free(sql);
+	free(role);
+	free(rrole);
+	free(qrole);
+	free(owner);
 	return ok;
 }
 
@@ -392,10 +483,12 @@ step_wait_sync(void)
  * what the subscription confirmed; seconds: the walsender's flush_lag (NULL
  * once idle).  A target that falls behind is reported every LAG_REPORT_S;
  * one that does not come close within --timeout ends the move here, before
- * anything was frozen, never after.
+ * anything was frozen, never after.  Once close, the rows are hashed
+ * (hash_before_freeze() of verify.c), so that the freeze hashes only what
+ * changed since, and the gap the hashing let grow is closed again.
  */
-void
-step_close_gap(void)
+static void
+close_gap(void)
 {
 	double		started = now_seconds(),
 				deadline = started + M.timeout,
@@ -405,7 +498,6 @@ step_close_gap(void)
 				c[32],
 				secs[32];
 
-	M.step = "the catch-up before the freeze";
 	for (;;)
 	{
 		PGresult   *res;
@@ -464,6 +556,17 @@ step_close_gap(void)
 		nap(CATCH_UP_NAP_MS);
 	}
 	progress_end();
+}
+
+void
+step_close_gap(void)
+{
+	char		b[32];
+
+	M.step = "the catch-up before the freeze";
+	close_gap();
+	hash_before_freeze();
+	close_gap();
 	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) M.max_lag));
 }
 

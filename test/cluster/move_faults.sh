@@ -92,8 +92,9 @@ check_state() {
 	expect "$(on "$here" -c "SELECT count(*) FROM $QS.notes")" = 2 "$label: rows of the second table"
 	for p in $A $B; do
 		expect "$(on "$p" -c "SELECT (SELECT count(*) FROM pg_replication_slots) || ' ' ||
-		                             (SELECT count(*) FROM pg_publication) || ' ' || (SELECT count(*) FROM pg_subscription)")" \
-			= "0 0 0" "$label: replication slots, publications, subscriptions on $(name_of "$p")"
+		                             (SELECT count(*) FROM pg_publication) || ' ' || (SELECT count(*) FROM pg_subscription) || ' ' ||
+		                             (SELECT count(*) FROM pg_roles WHERE rolname LIKE 'shardid\_move\_%')")" \
+			= "0 0 0 0" "$label: replication slots, publications, subscriptions, the subscription's role on $(name_of "$p")"
 		expect "$(on "$p" -c "SELECT count(*) FROM shardid.move_journal
 		                      WHERE phase NOT IN ('done', 'moved-away', 'dropped', 'aborted')")" = 0 \
 			"$label: unfinished journal rows on $(name_of "$p")"

@@ -53,10 +53,10 @@ refused() {	# refused LABEL SQL DIFF
 		"$1: shard 6 registered on a only"
 }
 refused "set schema, in" "ALTER TABLE other.coming SET SCHEMA shard_0006" "new: coming"
-# a table moved out fails the verification first, which counts its rows
+# a table moved out fails the verification first, which reads its columns
 during "set schema, out" "ALTER TABLE shard_0006.leaving SET SCHEMA other"
 expect "$status" = 1 "set schema, out: exit status of the move"
-echo "$out" | grep -qF 'shardid-move: error: could not count rows on the --from server: relation "shard_0006.leaving" does not exist' ||
+echo "$out" | grep -qF 'shardid-move: error: could not read the columns of table "shard_0006"."leaving" on the --from server: relation "shard_0006.leaving" does not exist' ||
 	fail "set schema, out: the refusal: $out"
 expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")|$(on "$b" -c "SELECT shardid.shard_schema(6)")" = "shard_0006|" \
 	"set schema, out: shard 6 registered on a only"

@@ -12,14 +12,17 @@
 #     as the database's default, lost its sessions in the middle of a step;
 #   - when her partial index's predicate took the name of the next helper
 #     function of the counts (pg_temp.shardid_move_as_owner_N, made in the
-#     move's own session), failed with "function ... already exists".
+#     move's own session), failed with "function ... already exists" (so did
+#     the hashes of the verification by content, pg_temp.shardid_move_hash_N,
+#     before they went to a schema of their own too).
 # Now the move sets what it needs on every session of its own, of pg_dump
 # and pg_restore and of the subscription (read-only off, timeouts off), and
 # makes its helpers in a schema of its own with a random name.
 #   1. both databases read-only by default, with short idle and
 #      transaction timeouts and exit_on_error: the offline move a -> b runs,
 #      and the online move back;
-#   2. her predicate takes the helper names of 1.3: the offline move runs;
+#   2. her predicate takes the helper names of 1.3 (and of the hashes in
+#      pg_temp): the offline move runs;
 #   3. a refusal of the move lock that is no other run's names its cause;
 #   4. an online move whose initial copy never ends because a CHECK fails
 #      on the --to server names the table and its owner (a superuser's
@@ -84,6 +87,11 @@ BEGIN
     FOR i IN 0..20 LOOP
         BEGIN
             EXECUTE pg_catalog.format('CREATE FUNCTION pg_temp.shardid_move_as_owner_%s(pg_catalog.text) '
+                'RETURNS pg_catalog.text LANGUAGE sql AS %L', i, 'SELECT NULL::pg_catalog.text');
+        EXCEPTION WHEN OTHERS THEN NULL;
+        END;
+        BEGIN
+            EXECUTE pg_catalog.format('CREATE FUNCTION pg_temp.shardid_move_hash_%s(pg_catalog.text) '
                 'RETURNS pg_catalog.text LANGUAGE sql AS %L', i, 'SELECT NULL::pg_catalog.text');
         EXCEPTION WHEN OTHERS THEN NULL;
         END;

@@ -1,0 +1,872 @@
+/*-------------------------------------------------------------------------
+ *
+ * verify.c
+ *	  The rows of the shard's tables compared by content on both servers,
+ *	  before the hand-over: per table, the number of rows and the sum of a
+ *	  hash of each row's text, read by the table's owner under the settings
+ *	  every session of the move pins (value_settings, db.c), so that the
+ *	  same values give the same text on both servers.
+ *
+ * A row's text is that of ROW(its columns, by name): record_out() calls
+ * the output function of each column's type, which only superusers write
+ * (a base type's) or PostgreSQL gives (enums, composites, ranges, domains:
+ * their base type's); an anonymous record, whose cast to text nobody can
+ * choose.  A bytea column stands there as the MD5 of its bytes (half the
+ * text of bytea_output hex to hash, and as telling).  A row's hash is the
+ * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
+ * FIPS mode; of its UTF-8 bytes when the servers' encodings differ): the
+ * same on every machine, unlike hash_any().  The sum does not depend on the
+ * order of the rows and counts each copy of a duplicate row.  Each query
+ * runs as the table's owner in a SECURITY DEFINER function of hers in a
+ * schema the work session's transaction makes with a random name and never
+ * commits, as owner_values() of objects.c runs the counts, for the same
+ * reasons (planning the scan evaluates her index expressions; her policies
+ * do not filter her reads; her code can neither take the name of the next
+ * function nor drop it).
+ *
+ * Offline, on a resumed move and online into PostgreSQL 15 (whose copy the
+ * superuser holds while the subscription applies), the verification hashes
+ * every row.  An online move hashes every row before the freeze, each
+ * server under a snapshot X that a session of its own exports and keeps
+ * (holding no lock), and in the freeze only the row versions written or
+ * deleted since.  With F the snapshot of the verification:
+ *
+ *	 sum over F = sum over X + sum over F where q - sum over X where q
+ *
+ * q(t): t's xmin or xmax lies between X's xmin and the next xid, or its
+ * xmax between the table's relminmxid and the next MultiXactId (SQL shows
+ * no xid from a MultiXactId: both windows are tried; delta_sql()); the
+ * bounds are read once the session that keeps X holds the tables in
+ * EXCLUSIVE mode (no write, no row lock, no VACUUM), and q reads nothing
+ * else of the row.  A row version that X and F both see is counted in both
+ * sums where q or in neither: the two scans read the same tuple, whose
+ * header cannot change.  One that X sees and F does not was deleted or
+ * updated by a transaction X did not see: its xmax, that transaction's xid
+ * or a MultiXactId, is in a window.  One that F sees and X does not was written by a
+ * transaction X did not see, whose xid is in the window.  Whatever else q
+ * takes in (a row locked since X, a frozen row whose original xid falls in
+ * the window) is counted twice and cancels out; a row version q leaves out
+ * is seen by both snapshots or by neither.  The scan with X needs the
+ * relation X read: a table whose file changed since (TRUNCATE, VACUUM
+ * FULL, CLUSTER, a rewrite), or whose counts do not add up, is hashed in
+ * full in the freeze.  A failure of the sessions that keep X (a lost
+ * connection) leaves every row to the freeze.  The freeze's part grows
+ * with the rows written while the rows were hashed before it.
+ *
+ * src/move/verify.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "move.h"
+
+typedef struct Side
+{
+	Server	   *server;			/* M.from or M.to */
+	Server		work;			/* where the owners' queries run */
+	Server		hold;			/* keeps snapshot X, exported */
+	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
+	char	   *xmin;			/* X's xmin, 32 bits */
+	char	  **before;			/* per table: "rows sum filenode" under X */
+	int			made;			/* functions made in work's transaction */
+	char	   *scratch;		/* the schema of work's transaction, random */
+} Side;
+
+static Side sides[2];
+static char **row_of;			/* per table: ROW(t.col, ...) by name */
+static const char *hash_form;	/* the hash of a row's text, %s the row */
+static bool have_md5;
+static bool prepared = false;
+static char why[2048];			/* the error of the last failed query */
+
+#define MD5_SAME_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
+	"%s::pg_catalog.text), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define MD5_UTF8_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define SHA256_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+
+static void
+close_side(Side *s)
+{
+	tx_rollback(&s->work);
+	server_close(&s->work);
+	tx_rollback(&s->hold);
+	server_close(&s->hold);
+	free(s->snapshot);
+	s->snapshot = NULL;
+}
+
+/* the sessions of the verification closed: their locks must not hold the undo */
+static void vfail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+
+static void
+vfail(const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[8192];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	close_side(&sides[0]);
+	close_side(&sides[1]);
+	fail("%s", msg);
+}
+
+/*
+ * s's session conn, connected: the work session is made again when lost
+ * (a server's idle_session_timeout ends it between the hashes before the
+ * freeze and those in it); the one that keeps X is not, X goes with it
+ */
+static bool
+side_connect(Side *s, Server *conn)
+{
+	if (conn->conn && PQstatus(conn->conn) == CONNECTION_OK)
+		return conn == &s->hold || server_ensure(conn, UNDO_REACH_S);
+	memset(conn, 0, sizeof(*conn));
+	conn->option = s->server->option;
+	conn->conninfo = s->server->conninfo;
+	return server_connect(conn);
+}
+
+/* the hash both servers can compute alike */
+static void
+prepare(void)
+{
+	char	   *enc[2] = {NULL, NULL};
+	int			i;
+
+	if (prepared)
+		return;
+	have_md5 = true;
+	for (i = 0; i < 2; i++)
+	{
+		Server	   *s = i == 0 ? &M.from : &M.to;
+		PGresult   *res;
+
+		need(s);
+		if (!get_value(s, &enc[i], "SELECT pg_catalog.current_setting('server_encoding')", 0))
+			fail("could not query the %s server: %s", s->option, db_error());
+		/* MD5 is refused in FIPS mode */
+		res = query(s, "SELECT pg_catalog.md5('')", 0);
+		if (res == NULL)
+			have_md5 = false;
+		PQclear(res);
+	}
+	hash_form = !have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	free(enc[0]);
+	free(enc[1]);
+	row_of = xcalloc(M.ntables + 1, sizeof(char *));
+	sides[0].server = &M.from;
+	sides[1].server = &M.to;
+	for (i = 0; i < 2; i++)
+		if (sides[i].before == NULL)
+			sides[i].before = xcalloc(M.ntables + 1, sizeof(char *));
+	prepared = true;
+}
+
+/*
+ * The text of a row of each table: ROW(its columns, by name; pg_restore may
+ * order an inherited table's columns otherwise), a bytea column by the hash
+ * of its bytes (half the text, the same test).  A table whose columns
+ * (names and types) differ between the servers, by a migration during the
+ * move, is compared by its count only: the cutover refuses it, naming it
+ * (copy_unchanged_legacy_rows() of cutover.c).  The hashes taken before the
+ * freeze of a table whose columns changed since are dropped.
+ */
+static void
+read_columns(void)
+{
+	int			i,
+				k;
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sig[2] = {NULL, NULL},
+				   *row = NULL;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		for (k = 0; k < 2; k++)
+		{
+			Server	   *s = k == 0 ? &M.from : &M.to;
+			PGresult   *res;
+
+			need(s);
+			res = query(s,
+						"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
+						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
+						"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
+						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
+						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
+						"OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
+						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
+						2, M.tables[i].qname, have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
+			if (res == NULL)
+				vfail("could not read the columns of table %s on the %s server: %s", M.tables[i].qname,
+					  s->option, db_error());
+			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
+			if (k == 0)
+				row = xstrdup(PQgetvalue(res, 0, 1));
+			PQclear(res);
+		}
+		if (!is(sig[0], sig[1]))
+		{
+			free(row);
+			row = NULL;
+		}
+		if (row == NULL || row_of[i] == NULL || !is(row, row_of[i]))
+			for (k = 0; k < 2; k++)
+			{
+				free(sides[k].before[i]);
+				sides[k].before[i] = NULL;
+			}
+		free(row_of[i]);
+		row_of[i] = row;
+		free(sig[0]);
+		free(sig[1]);
+	}
+}
+
+/* the hash of a row of table i (t); 0 for a table compared by its count */
+static char *
+hash_of(int i)
+{
+	return row_of[i] ? xprintf(hash_form, row_of[i]) : xstrdup("0::pg_catalog.int8");
+}
+
+/* "rows sum filenode" of every row of table i */
+static char *
+full_sql(Side *s, int i)
+{
+	char	   *h = hash_of(i);
+	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), COALESCE(pg_catalog.sum(%s), 0), "
+							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
+							h, lname, M.tables[i].qname);
+
+	free(h);
+	free(lname);
+	return r;
+}
+
+/*
+ * "rows rows-where-q sum-where-q filenode" of table i, q the row versions
+ * written or deleted since X: their xmin, or their xmax, in the xids from
+ * X's xmin up to next, or their xmax in the MultiXactIds from the table's
+ * relminmxid (below which the table holds none) up to next_multi: an
+ * update of a row that others lock leaves a MultiXactId, which may be
+ * older than X when the update came before X from a transaction X did not
+ * see.  SQL tells no xid from a MultiXactId, so both windows are tried;
+ * whatever else q takes in is counted on both scans and cancels out.
+ */
+static char *
+delta_sql(Side *s, int i, long long next, long long min_multi, long long next_multi)
+{
+	char	   *h = hash_of(i);
+	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	long long	x = atoll(s->xmin);
+	const char *xmax = "t.xmax::pg_catalog.text::pg_catalog.int8";
+	char	   *q = xprintf("((pg_catalog.age(t.xmin) OPERATOR(pg_catalog.>=) (SELECT pg_catalog.age('%lld'::pg_catalog.xid)) "
+							"AND pg_catalog.age(t.xmin) OPERATOR(pg_catalog.<=) (SELECT pg_catalog.age('%lld'::pg_catalog.xid))) "
+							"OR (t.xmax OPERATOR(pg_catalog.<>) '0'::pg_catalog.xid "
+							"AND ((%s OPERATOR(pg_catalog.-) %lld) OPERATOR(pg_catalog.&) 4294967295 OPERATOR(pg_catalog.<=) %lld "
+							"OR (%s OPERATOR(pg_catalog.-) %lld) OPERATOR(pg_catalog.&) 4294967295 OPERATOR(pg_catalog.<=) %lld)))",
+							next, x,
+							xmax, x, (next - x) & 0xFFFFFFFFLL,
+							xmax, min_multi, (next_multi - min_multi) & 0xFFFFFFFFLL);
+	/* q and the hash once a row: OFFSET 0 keeps the subquery's column */
+	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(v.h), "
+							"COALESCE(pg_catalog.sum(v.h), 0), pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) "
+							"FROM (SELECT CASE WHEN %s THEN %s END AS h FROM ONLY %s t OFFSET 0) v",
+							lname, q, h, M.tables[i].qname);
+
+	free(h);
+	free(lname);
+	free(q);
+	return r;
+}
+
+/*
+ * Send sql to s's work session, to run as owner (owner_values() of
+ * objects.c tells why so); the answer comes by owner_recv()
+ */
+static bool
+owner_send(Side *s, const char *owner, const char *sql)
+{
+	char	   *fn = xprintf("%s.shardid_move_hash_%d", s->scratch, s->made++);
+	char	   *qowner = quote_ident(&s->work, owner);
+	char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
+								 "LANGUAGE plpgsql SECURITY DEFINER "
+								 "SET search_path = pg_catalog, pg_temp SET row_security = off "
+								 "AS $f$DECLARE r pg_catalog.text; "
+								 "BEGIN EXECUTE $1 INTO r; RETURN r; END$f$", fn);
+	char	   *own = xprintf("ALTER FUNCTION %s(pg_catalog.text) OWNER TO %s", fn, qowner);
+	char	   *call = xprintf("SELECT %s($1::pg_catalog.text)", fn);
+	const char *params[1] = {sql};
+	bool		ok;
+
+	ok = exec_sql(&s->work, create, 0) && exec_sql(&s->work, own, 0);
+	if (!ok)
+		snprintf(why, sizeof(why), "%s", db_error());
+	else if (PQsendQueryParams(s->work.conn, call, 1, NULL, params, NULL, NULL, 0) != 1)
+	{
+		snprintf(why, sizeof(why), "%s", PQerrorMessage(s->work.conn));
+		chomp(why);
+		ok = false;
+	}
+	free(fn);
+	free(qowner);
+	free(create);
+	free(own);
+	free(call);
+	return ok;
+}
+
+/*
+ * The answer of owner_send() into *out (a signal cancels it), then the
+ * session's settings made again: a plain SET in the owner's code outlives
+ * her function
+ */
+static bool
+owner_recv(Side *s, char **out)
+{
+	PGresult   *res;
+	bool		ok = false;
+
+	*out = NULL;
+	cancel_arm(s->work.conn);
+	if (interrupted_by)
+	{
+		PGcancel   *c = PQgetCancel(s->work.conn);
+		char		buf[256];
+
+		if (c)
+		{
+			PQcancel(c, buf, sizeof(buf));
+			PQfreeCancel(c);
+		}
+	}
+	while ((res = PQgetResult(s->work.conn)) != NULL)
+	{
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && !ok)
+		{
+			ok = true;
+			if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0))
+				*out = xstrdup(PQgetvalue(res, 0, 0));
+		}
+		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		{
+			ok = false;
+			snprintf(why, sizeof(why), "%s",
+					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
+					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->work.conn));
+			chomp(why);
+		}
+		PQclear(res);
+	}
+	cancel_disarm();
+	if (ok && *out == NULL)
+	{
+		snprintf(why, sizeof(why), "no result");
+		ok = false;
+	}
+	if (ok && !reset_settings(&s->work))
+	{
+		snprintf(why, sizeof(why), "%s", db_error());
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * Table i's sql_from on the --from server and sql_to on the --to server
+ * (either NULL: none there), both at once, each as the table's owner; fails
+ * the move naming what
+ */
+static void
+run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out, char **to_out)
+{
+	char	   *sql[2] = {sql_from, sql_to};
+	char	  **out[2] = {from_out, to_out};
+	bool		sent[2] = {false, false};
+	int			k;
+
+	for (k = 0; k < 2; k++)
+	{
+		if (sql[k] == NULL)
+			continue;
+		if (!owner_send(&sides[k], M.tables[i].owner, sql[k]))
+			break;
+		sent[k] = true;
+	}
+	for (k = 0; k < 2; k++)
+	{
+		char		msg[2048];
+
+		if (sql[k] == NULL)
+			continue;
+		if (!sent[k])
+		{
+			snprintf(msg, sizeof(msg), "%s", why);
+			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
+				  sides[k].server->option, M.tables[i].owner, msg);
+		}
+		if (!owner_recv(&sides[k], out[k]))
+		{
+			snprintf(msg, sizeof(msg), "%s", why);
+			if (k == 0 && sent[1])
+			{
+				char	   *other = NULL;
+
+				(void) owner_recv(&sides[1], &other);
+				free(other);
+			}
+			if (interrupted_by)
+				vfail("interrupted");
+			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
+				  sides[k].server->option, M.tables[i].owner, msg);
+		}
+	}
+}
+
+/*
+ * A new transaction of s's work session, under snapshot (or its own), and
+ * in it the schema of the owners' functions, with a new random name
+ */
+static bool
+work_begin(Side *s, const char *snapshot)
+{
+	char	   *make;
+	bool		ok;
+
+	s->made = 0;
+	free(s->scratch);
+	s->scratch = random_name("shardid_move_");
+	if (!side_connect(s, &s->work) ||
+		!exec_sql(&s->work, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0))
+		return false;
+	if (snapshot)
+	{
+		char	   *l = quote_literal(&s->work, snapshot);
+		char	   *sql = xprintf("SET TRANSACTION SNAPSHOT %s", l);
+
+		ok = exec_sql(&s->work, sql, 0);
+		free(l);
+		free(sql);
+		if (!ok)
+			return false;
+	}
+	make = xprintf("CREATE SCHEMA %s", s->scratch);
+	ok = exec_sql(&s->work, make, 0);
+	free(make);
+	return ok;
+}
+
+/*
+ * The next xid and the next MultiXactId of server s (32 bits, as tuples
+ * hold them), either of them
+ */
+static bool
+next_ids(Server *s, long long *xid, long long *multi)
+{
+	PGresult   *res = query(s,
+							"SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::pg_catalog.int8 "
+							"OPERATOR(pg_catalog.%) 4294967296, "
+							"(pg_catalog.mxid_age('1'::pg_catalog.xid)::pg_catalog.int8 OPERATOR(pg_catalog.+) 1) "
+							"OPERATOR(pg_catalog.&) 4294967295", 0);
+
+	if (res == NULL)
+		return false;
+	if (xid)
+		*xid = atoll(PQgetvalue(res, 0, 0));
+	if (multi)
+		*multi = atoll(PQgetvalue(res, 0, 1));
+	PQclear(res);
+	return true;
+}
+
+/*
+ * Online, before the freeze: every row of every table hashed on both
+ * servers, each under a snapshot its own session keeps until the
+ * verification, which then hashes only what changed since.  A --to server
+ * older than 16 holds its copy as the superuser's while the subscription
+ * applies (hold_target_tables()): its rows are hashed in the freeze,
+ * once given back to their owners.
+ */
+void
+hash_before_freeze(void)
+{
+	int			i,
+				k;
+	double		t = now_seconds();
+	long long	rows = 0;
+	char		a[32];
+
+	check_interrupt();
+	need(&M.to);
+	if (PQserverVersion(M.to.conn) < 160000)
+		return;
+	prepare();
+	read_columns();
+	for (k = 0; k < 2; k++)
+	{
+		Side	   *s = &sides[k];
+		PGresult   *res;
+
+		close_side(s);
+		if (!side_connect(s, &s->hold) ||
+			!exec_sql(&s->hold, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0) ||
+			(res = query(&s->hold,
+						 "SELECT pg_catalog.pg_export_snapshot(), (pg_catalog.pg_snapshot_xmin("
+						 "pg_catalog.pg_current_snapshot())::pg_catalog.text::pg_catalog.int8 "
+						 "OPERATOR(pg_catalog.%) 4294967296)::pg_catalog.text", 0)) == NULL)
+			vfail("could not take a snapshot of shard %d on the %s server: %s", M.shard, s->server->option,
+				  db_error());
+		s->snapshot = xstrdup(PQgetvalue(res, 0, 0));
+		free(s->xmin);
+		s->xmin = xstrdup(PQgetvalue(res, 0, 1));
+		PQclear(res);
+		if (!work_begin(s, s->snapshot))
+			vfail("could not read shard %d on the %s server: %s", M.shard, s->server->option, db_error());
+	}
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sf,
+				   *st;
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		progress("hashing the rows before the freeze: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
+		sf = full_sql(&sides[0], i);
+		st = full_sql(&sides[1], i);
+		free(sides[0].before[i]);
+		free(sides[1].before[i]);
+		run_both(i, "hash the rows of", sf, st, &sides[0].before[i], &sides[1].before[i]);
+		rows += atoll(sides[0].before[i]);
+		free(sf);
+		free(st);
+	}
+	progress_end();
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+	say("hashed the rows of %s (%s rows on the --from server) on both servers in %.1f s, before the freeze",
+		count_of(M.ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
+}
+
+/*
+ * In the freeze: s's tables held in EXCLUSIVE mode by the session that
+ * keeps X (no row lock, no VACUUM may change a row version's header between
+ * the scans), waiting for a lock at most FREEZE_LOCK_WAIT_MS at a time
+ * (a savepoint keeps X when a wait times out), up to HOLD_WAIT_S in all:
+ * a transaction that keeps rows locked (SELECT ... FOR UPDATE before the
+ * freeze) would hold the freeze's pause for as long, and a hash of every
+ * row needs no lock.  *busy tells that it was a lock that could not be had.
+ */
+#define HOLD_WAIT_S 2
+
+static bool
+hold_tables(Side *s, bool *busy)
+{
+	double		deadline = now_seconds() + HOLD_WAIT_S;
+
+	*busy = false;
+	for (;;)
+	{
+		if (exec_sql(&s->hold, "SAVEPOINT shardid_move_lock", 0) &&
+			exec_sql(&s->hold, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
+			lock_tables(&s->hold, "EXCLUSIVE"))
+			return exec_sql(&s->hold, "RELEASE SAVEPOINT shardid_move_lock", 0);
+		*busy = is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE);
+		if (!*busy || now_seconds() > deadline || interrupted_by ||
+			!exec_sql(&s->hold, "ROLLBACK TO SAVEPOINT shardid_move_lock", 0))
+			return false;
+		nap(RETRY_NAP_MS);
+	}
+}
+
+/* a + b - c, numbers of any size, computed by server s */
+static char *
+add_sub(Server *s, const char *a, const char *b, const char *c)
+{
+	char	   *r = NULL;
+
+	if (!get_value(s, &r, "SELECT ($1::pg_catalog.numeric OPERATOR(pg_catalog.+) $2::pg_catalog.numeric "
+				   "OPERATOR(pg_catalog.-) $3::pg_catalog.numeric)::pg_catalog.text", 3, a, b, c) || r == NULL)
+		vfail("could not query the %s server: %s", s->option, db_error());
+	return r;
+}
+
+/* begin a transaction of each side's work session, under X or not */
+static void
+work_begin_both(bool under_x)
+{
+	int			k;
+
+	for (k = 0; k < 2; k++)
+		if (!work_begin(&sides[k], under_x ? sides[k].snapshot : NULL))
+			vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+}
+
+/*
+ * The freeze's part of the hashes taken before it, on both servers: the
+ * tables held (hold_tables()), the bounds of q read, the changed row
+ * versions hashed under the verification's snapshot F and, where F shows
+ * that rows went, under X.  now[k][i] gets "rows sum" of table i on side k,
+ * or stays NULL where the table must be hashed in full.  False when the
+ * sessions that keep X are lost.
+ */
+static bool
+hash_changes(char **now[2], long long changed[2])
+{
+	long long	next[2],
+				next_multi[2],
+			   *min_multi[2] = {NULL, NULL};
+	char	  **f[2] = {NULL, NULL},
+			  **x[2] = {NULL, NULL};
+	int			i,
+				k;
+	bool		ok = true,
+				busy = false;
+
+	for (k = 0; k < 2 && ok; k++)
+	{
+		Side	   *s = &sides[k];
+
+		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
+		f[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		x[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s, &busy) &&
+			side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
+		for (i = 0; ok && i < M.ntables; i++)
+		{
+			char	   *m = NULL;
+
+			if (M.tables[i].kind != 'r')
+				continue;
+			ok = get_value(&s->work, &m, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
+						   "WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass", 1,
+						   M.tables[i].qname) && m != NULL;
+			min_multi[k][i] = m ? atoll(m) : 0;
+			free(m);
+		}
+		if (!ok && interrupted_by)
+			vfail("interrupted");
+	}
+	if (!ok)
+	{
+		if (busy)
+			warning_msg("a transaction on the %s server holds rows of shard %d locked, or a table of it in a mode "
+						"that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before "
+						"it can be used", sides[k - 1].server->option, M.shard);
+		else
+			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row "
+						"now", db_error());
+		close_side(&sides[0]);
+		close_side(&sides[1]);
+		for (k = 0; k < 2; k++)
+		{
+			free(min_multi[k]);
+			free(f[k]);
+			free(x[k]);
+		}
+		return false;
+	}
+
+	/* F: the changed row versions it sees */
+	work_begin_both(false);
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2] = {NULL, NULL};
+
+		if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
+			continue;
+		progress("verifying the rows changed since the hashes before the freeze: table %s", M.tables[i].qname);
+		for (k = 0; k < 2; k++)
+			sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+		run_both(i, "hash the changed rows of", sql[0], sql[1], &f[0][i], &f[1][i]);
+		free(sql[0]);
+		free(sql[1]);
+	}
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+
+	/*
+	 * X: those it saw, where rows may have gone.  F sees every row version
+	 * that X did not in q: when F's rows are X's and all of F's in q, each
+	 * of those is new, none went, and X holds none in q.
+	 */
+	work_begin_both(true);
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2] = {NULL, NULL};
+
+		if (f[0][i] == NULL)
+			continue;
+		for (k = 0; k < 2; k++)
+		{
+			long long	b_rows = 0,
+						f_rows = 0,
+						f_q = 0;
+
+			if (sscanf(sides[k].before[i], "%lld", &b_rows) != 1 ||
+				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_rows != b_rows + f_q)
+				sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+		}
+		if (sql[0] || sql[1])
+			run_both(i, "hash the changed rows of", sql[0], sql[1], &x[0][i], &x[1][i]);
+		free(sql[0]);
+		free(sql[1]);
+	}
+	for (k = 0; k < 2; k++)
+		tx_rollback(&sides[k].work);
+
+	/* before (X, all): rows sum file; x and f: rows q-rows q-sum file */
+	for (i = 0; i < M.ntables; i++)
+		for (k = 0; k < 2; k++)
+		{
+			long long	b_rows = 0,
+						x_rows = 0,
+						x_q = 0,
+						f_rows = 0,
+						f_q = 0;
+			char		b_sum[64] = "",
+						b_file[32] = "",
+						x_sum[64] = "0",
+						x_file[32] = "",
+						f_sum[64] = "",
+						f_file[32] = "";
+
+			if (f[k][i] == NULL ||
+				sscanf(sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
+				sscanf(f[k][i], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) != 4)
+				continue;
+			if (x[k][i] == NULL)
+			{
+				x_rows = b_rows;
+				snprintf(x_file, sizeof(x_file), "%s", f_file);
+			}
+			else if (sscanf(x[k][i], "%lld %lld %63s %31s", &x_rows, &x_q, x_sum, x_file) != 4)
+				continue;
+			/* the relation X read, and counts that add up; else every row */
+			if (is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows && b_rows + f_q - x_q == f_rows)
+			{
+				char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
+
+				now[k][i] = xprintf("%lld %s", f_rows, sum);
+				changed[k] += x_q + f_q;
+				free(sum);
+			}
+		}
+	for (k = 0; k < 2; k++)
+	{
+		for (i = 0; i < M.ntables; i++)
+		{
+			free(f[k][i]);
+			free(x[k][i]);
+		}
+		free(f[k]);
+		free(x[k]);
+		free(min_multi[k]);
+	}
+	return true;
+}
+
+/*
+ * The verification's part for the rows: counts and content hashes of every
+ * table on both servers, equal, or the move fails naming the first table
+ * that differs.  Returns the number of rows.
+ */
+long long
+verify_rows(void)
+{
+	char	  **now[2];
+	bool		delta = false;
+	long long	total = 0,
+				changed[2] = {0, 0};
+	int			i,
+				k;
+	double		t = now_seconds();
+
+	prepare();
+	read_columns();
+	for (k = 0; k < 2; k++)
+		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
+
+	/* the hashes before the freeze, if their snapshots are still kept */
+	if (sides[0].snapshot && sides[1].snapshot)
+		delta = hash_changes(now, changed);
+
+	/* every row of the rest, under one snapshot per server */
+	work_begin_both(false);
+	for (i = 0; i < M.ntables; i++)
+	{
+		char	   *sql[2] = {NULL, NULL};
+
+		if (M.tables[i].kind != 'r')
+			continue;
+		for (k = 0; k < 2; k++)
+			if (now[k][i] == NULL)
+				sql[k] = full_sql(&sides[k], i);
+		if (sql[0] || sql[1])
+		{
+			progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
+			run_both(i, "hash the rows of", sql[0], sql[1], &now[0][i], &now[1][i]);
+		}
+		free(sql[0]);
+		free(sql[1]);
+	}
+	progress_end();
+	close_side(&sides[0]);
+	close_side(&sides[1]);
+	if (delta)
+	{
+		char		a[32],
+					b[32];
+
+		say("hashed the row versions written or deleted since the hashes before the freeze (%s on the --from "
+			"server, %s on the --to server) in %.1f s", fmt_count(a, sizeof(a), (double) changed[0]),
+			fmt_count(b, sizeof(b), (double) changed[1]), now_seconds() - t);
+	}
+
+	for (i = 0; i < M.ntables; i++)
+	{
+		long long	a = 0,
+					b = 0;
+		char		ha[64] = "",
+					hb[64] = "";
+
+		if (M.tables[i].kind != 'r')
+		{
+			M.tables[i].rows = 0;
+			continue;
+		}
+		(void) sscanf(now[0][i], "%lld %63s", &a, ha);
+		(void) sscanf(now[1][i], "%lld %63s", &b, hb);
+		M.tables[i].rows = a;
+		total += a;
+		if (a != b)
+			fail("table %s has %lld rows on the --from server but %lld on the --to server",
+				 M.tables[i].qname, a, b);
+		if (!is(ha, hb))
+			fail("the rows of table %s differ between the --from server and the --to server: %s on each, "
+				 "but the hashes of their contents differ", M.tables[i].qname, count_of(a, "row", "rows"));
+	}
+	for (k = 0; k < 2; k++)
+	{
+		for (i = 0; i < M.ntables; i++)
+			free(now[k][i]);
+		free(now[k]);
+	}
+	return total;
+}
