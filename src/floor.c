@@ -469,12 +469,14 @@ enables_triggers(AlterTableStmt *stmt)
 	return false;
 }
 
-/* relid and the namespaces of every table it inherits from, however deep */
-static pg_noinline List *
-namespaces_up(Oid relid)
+/*
+ * The tables relid inherits from, however deep (a partition's parents
+ * among them), from pg_inherits: no lock taken on them
+ */
+static List *
+ancestors_of(Oid relid)
 {
 	List	   *todo = list_make1_oid(relid);
-	List	   *seen = NIL;
 	List	   *out = NIL;
 	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
 
@@ -486,20 +488,37 @@ namespaces_up(Oid relid)
 		HeapTuple	tuple;
 
 		todo = list_delete_first(todo);
-		if (list_member_oid(seen, rel))
-			continue;
-		seen = lappend_oid(seen, rel);
-		out = list_append_unique_oid(out, get_rel_namespace(rel));
 		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
 					F_OIDEQ, ObjectIdGetDatum(rel));
 		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
 								  NULL, 1, &key);
 		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-			todo = lappend_oid(todo, ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent);
+		{
+			Oid			parent = ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent;
+
+			if (!list_member_oid(out, parent))
+			{
+				out = lappend_oid(out, parent);
+				todo = lappend_oid(todo, parent);
+			}
+		}
 		systable_endscan(scan);
 	}
 	table_close(inherits, AccessShareLock);
-	list_free(seen);
+	return out;
+}
+
+/* relid and the namespaces of every table it inherits from, however deep */
+static pg_noinline List *
+namespaces_up(Oid relid)
+{
+	List	   *ancestors = ancestors_of(relid);
+	List	   *out = list_make1_oid(get_rel_namespace(relid));
+	ListCell   *lc;
+
+	foreach(lc, ancestors)
+		out = list_append_unique_oid(out, get_rel_namespace(lfirst_oid(lc)));
+	list_free(ancestors);
 	return out;
 }
 
@@ -1035,45 +1054,6 @@ calls_next_id(const char *stored)
 {
 	return (OidIsValid(next_id_oids[0]) && strstr(stored, next_id_patterns[0]) != NULL) ||
 		(OidIsValid(next_id_oids[1]) && strstr(stored, next_id_patterns[1]) != NULL);
-}
-
-/*
- * The tables relid inherits from, however deep (a partition's parents
- * among them), from pg_inherits: no lock taken on them
- */
-static List *
-ancestors_of(Oid relid)
-{
-	List	   *todo = list_make1_oid(relid);
-	List	   *out = NIL;
-	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
-
-	while (todo != NIL)
-	{
-		Oid			rel = linitial_oid(todo);
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tuple;
-
-		todo = list_delete_first(todo);
-		ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
-					F_OIDEQ, ObjectIdGetDatum(rel));
-		scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true,
-								  NULL, 1, &key);
-		while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		{
-			Oid			parent = ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent;
-
-			if (!list_member_oid(out, parent))
-			{
-				out = lappend_oid(out, parent);
-				todo = lappend_oid(todo, parent);
-			}
-		}
-		systable_endscan(scan);
-	}
-	table_close(inherits, AccessShareLock);
-	return out;
 }
 
 /*
