@@ -1325,14 +1325,14 @@ BEGIN
                 detail := detail OPERATOR(pg_catalog.||)
                           pg_catalog.format('and its DEFAULT calls shardid.next_id(%s) on whichever node receives the INSERT; nodes repeat each other''s ids. shardid does not serve such tables.',
                                             t.shard);
-                fix := pg_catalog.format('Give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L); (not shardid.citus_use_trigger(), which refuses this table). For shardid''s ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard().',
+                fix := pg_catalog.format('Give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L); (not shardid.citus_use_trigger(), which refuses this table). For shardid''s ids, use a Citus tenant schema per logical shard: CALL shardid.add_shards(), shardid.citus_distribute_shard().',
                                          t.schema_name, seq, t.schema_name, t.table_name, t.column_name,
                                          pg_catalog.format('%I.%I', t.schema_name, seq));
             ELSE
                 detail := detail OPERATOR(pg_catalog.||)
                           pg_catalog.format('and its set_id() trigger makes ids of shard %s on every node that holds a copy; they repeat each other''s ids. shardid does not serve such tables.',
                                             t.shard);
-                fix := pg_catalog.format('DROP TRIGGER %I ON %I.%I; then give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L);. For shardid''s ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard().',
+                fix := pg_catalog.format('DROP TRIGGER %I ON %I.%I; then give the column Citus''s own ids, unique across nodes: CREATE SEQUENCE %I.%I; ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT pg_catalog.nextval(%L);. For shardid''s ids, use a Citus tenant schema per logical shard: CALL shardid.add_shards(), shardid.citus_distribute_shard().',
                                          t.trigger_name, t.schema_name, t.table_name,
                                          t.schema_name, seq, t.schema_name, t.table_name, t.column_name,
                                          pg_catalog.format('%I.%I', t.schema_name, seq));

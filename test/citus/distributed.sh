@@ -60,7 +60,7 @@ expect "$(at "$COORD" -c "SELECT detail FROM shardid.citus_doctor()")" = \
 	"citus_doctor()'s detail"
 fix=$(at "$COORD" -c "SELECT fix FROM shardid.citus_doctor()")
 expect "$fix" = \
-	"Give the column Citus's own ids, unique across nodes: CREATE SEQUENCE public.events_id_seq; ALTER TABLE public.events ALTER COLUMN id SET DEFAULT pg_catalog.nextval('public.events_id_seq'); (not shardid.citus_use_trigger(), which refuses this table). For shardid's ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard()." \
+	"Give the column Citus's own ids, unique across nodes: CREATE SEQUENCE public.events_id_seq; ALTER TABLE public.events ALTER COLUMN id SET DEFAULT pg_catalog.nextval('public.events_id_seq'); (not shardid.citus_use_trigger(), which refuses this table). For shardid's ids, use a Citus tenant schema per logical shard: CALL shardid.add_shards(), shardid.citus_distribute_shard()." \
 	"citus_doctor()'s fix"
 expect "$(at "$COORD" -F'|' -c "SELECT problem, object FROM shardid.doctor() WHERE problem LIKE 'shardid on%'")" = \
 	"shardid on a table distributed by a column|public.events.id" "doctor() includes the row"
@@ -86,7 +86,7 @@ at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" >/dev/null || fail "setup of public.clicks"
 expect "$(doctor)" = "shardid on a table distributed by a column|public.clicks.id|" "citus_doctor() on a set_id() trigger of a hash-distributed table"
 expect "$(at "$COORD" -F'|' -c "SELECT detail, fix FROM shardid.citus_doctor()")" = \
-	"Citus distributes public.clicks by column tenant_id (hash): the rows of shard 6 live on the placements of many Citus shards, and its set_id() trigger makes ids of shard 6 on every node that holds a copy; they repeat each other's ids. shardid does not serve such tables.|DROP TRIGGER shardid_set_id ON public.clicks; then give the column Citus's own ids, unique across nodes: CREATE SEQUENCE public.clicks_id_seq; ALTER TABLE public.clicks ALTER COLUMN id SET DEFAULT pg_catalog.nextval('public.clicks_id_seq');. For shardid's ids, use a Citus tenant schema per logical shard: shardid.create_shards(), shardid.citus_distribute_shard()." \
+	"Citus distributes public.clicks by column tenant_id (hash): the rows of shard 6 live on the placements of many Citus shards, and its set_id() trigger makes ids of shard 6 on every node that holds a copy; they repeat each other's ids. shardid does not serve such tables.|DROP TRIGGER shardid_set_id ON public.clicks; then give the column Citus's own ids, unique across nodes: CREATE SEQUENCE public.clicks_id_seq; ALTER TABLE public.clicks ALTER COLUMN id SET DEFAULT pg_catalog.nextval('public.clicks_id_seq');. For shardid's ids, use a Citus tenant schema per logical shard: CALL shardid.add_shards(), shardid.citus_distribute_shard()." \
 	"citus_doctor()'s detail and fix for the trigger"
 at "$COORD" -c "DROP TABLE public.clicks" >/dev/null
 
