@@ -993,15 +993,33 @@ id_columns_forget_all(void)
 	}
 }
 
-/* a table's definition changed (its DEFAULTs among others) */
+/*
+ * A table's definition changed (its DEFAULTs among others): its entry goes.
+ * A parent's new DEFAULT reaches its partitions and children with their own
+ * invalidations (ALTER TABLE recurses, ATTACH PARTITION and INHERIT name
+ * the child); only ALTER TABLE ONLY on the parent leaves a child's entry
+ * as it was, until the next invalidation of that child.  Not all entries:
+ * temporary tables made and dropped by the second would empty the cache of
+ * every backend as often.
+ */
 static void
 id_columns_forget(Datum arg, Oid relid)
 {
-	/*
-	 * all of them: a parent's DEFAULT is its partitions' and children's
-	 * (inherited_id_columns()), whose entries its invalidation does not name
-	 */
-	id_columns_forget_all();
+	IdColumns  *entry;
+
+	if (id_columns_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+	{
+		id_columns_forget_all();
+		return;
+	}
+	entry = hash_search(id_columns_cache, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+	{
+		bms_free(entry->cols);
+		(void) hash_search(id_columns_cache, &relid, HASH_REMOVE, NULL);
+	}
 }
 
 /*
