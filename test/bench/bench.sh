@@ -516,13 +516,13 @@ if want 5; then
 	CREATE INDEX ON app_template.photos (user_id);
 	CREATE TABLE app_template.likes (id bigint PRIMARY KEY, photo_id bigint NOT NULL, user_id bigint NOT NULL);
 	SQL
-	prov=$(ms "CALL shardid.provision_shards('app_template', 0, 1999)")
-	rerun=$(ms "CALL shardid.provision_shards('app_template', 0, 1999)")
+	prov=$(ms "CALL shardid.add_shards('app_template', first_shard => 0, last_shard => 1999)")
+	rerun=$(ms "CALL shardid.add_shards('app_template', first_shard => 0, last_shard => 1999)")
 	view=$(ms "SELECT count(*) FROM shardid.shards")
 	doctor=$(ms "SELECT count(*) FROM shardid.doctor()")
 	report "## 5. Provisioning logical shards"
 	report ""
-	report "\`CALL shardid.provision_shards()\` of 2000 shards from a template of 3 tables (5 indexes, a foreign key): 2000 schemas, 6000 tables, 6000 sequences, one transaction per shard."
+	report "\`CALL shardid.add_shards()\` of 2000 shards from a template of 3 tables (5 indexes, a foreign key): 2000 schemas, 6000 tables, 6000 sequences, one transaction per shard."
 	report ""
 	report "| step | ms |"
 	report "| --- | ---: |"

@@ -8,7 +8,8 @@
 # For each count of SHARDS, two databases of one server (shardid preloaded):
 #   shardid    a template schema of TABLES tables (id bigint PRIMARY KEY, a
 #              user_id with an index of its own, a payload), provisioned
-#              with CALL shardid.provision_shards(template, 0, N - 1), the
+#              with CALL shardid.add_shards(template, first_shard => 0,
+#              last_shard => N - 1), the
 #              DEFAULT it makes by default (next_id(shard) in strict mode;
 #              release 1.3 before 2026-11-26 made next_id(shard,
 #              nextval(...)) with a sequence per table);
@@ -167,7 +168,7 @@ have=0
 for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
 	[ "$n" -gt "$have" ] || continue
 	echo "--- $n shards"
-	p_id=$(secs shardid_db "CALL shardid.provision_shards('app_template', $have, $((n - 1)))")
+	p_id=$(secs shardid_db "CALL shardid.add_shards('app_template', first_shard => $have, last_shard => $((n - 1)))")
 	p_big=$(secs bigserial_db "CALL make_shards($have, $((n - 1)))")
 	row "$n" "provision (s; the shards added since the last row: $((n - have)))" "$p_id" "$p_big"
 	have=$n
