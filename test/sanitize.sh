@@ -5,7 +5,8 @@
 #      runtime comes in with the library), any "runtime error" fails;
 #   2. memory errors: the server run under valgrind memcheck, any error
 #      whose stack passes through shardid.so fails (but for PostgreSQL's
-#      own, listed in test/valgrind.supp).
+#      own, listed in test/valgrind.supp, and for the frames of shardid's
+#      executor and utility hooks where they only call PostgreSQL's own).
 # (AddressSanitizer cannot be used: preloading its runtime into Debian's
 # postgres deadlocks in glibc's bindtextdomain() before main() gets going.)
 # The regular build is installed again at the end.
@@ -92,9 +93,30 @@ fi
 # our frames: by source file (built with -g) or by object
 ours_files=$(cd src && ls *.c *.h | sed 's/[.]/[.]/g' | paste -sd'|' -)
 ours_re="\\(($ours_files):[0-9]+\\)|shardid[.]so"
-ours=$(grep -lE "$ours_re" "$SHARDID_TMP"/vglogs/*.log 2>/dev/null)
+# A report counts when a frame of ours is in its stack, but for the hooks'
+# own frames where they only call PostgreSQL's standard function (every
+# statement passes through them: PostgreSQL's reports of its own, such as
+# shared memory another process wrote, would otherwise be counted)
+ours_in() {	# ours_in LOG: a report of LOG has a frame of ours that is not a hook's call
+	OURS_RE=$ours_re awk '
+		function flush() { if (n > 0) found = 1; n = 0; prev = "" }
+		/^==[0-9]+== *$/ { flush(); next }
+		{
+			if ($0 ~ ENVIRON["OURS_RE"] &&
+				!($0 ~ /floor_(process_utility|executor_start|executor_end) / &&
+				  prev ~ /standard_(ProcessUtility|ExecutorStart|ExecutorEnd) /))
+				n++
+			prev = $0
+		}
+		END { flush(); exit found ? 0 : 1 }' "$1"
+}
+ours=""
+for log in "$SHARDID_TMP"/vglogs/*.log; do
+	[ -e "$log" ] && ours_in "$log" && ours="$ours $log"
+done
 if [ -n "$ours" ]; then
 	echo "valgrind reports through shardid.so:"
+	# shellcheck disable=SC2086
 	grep -B3 -A25 -E "$ours_re" $ours | head -80
 	status=1
 else
