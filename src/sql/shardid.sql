@@ -955,19 +955,27 @@ BEGIN
         WHERE dep.classid = 'pg_class'::regclass AND dep.objsubid = 0
           AND dep.refclassid = 'pg_namespace'::regclass
           AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))
+          -- (the DEFAULT first, then its dependencies: a join could read
+          -- every dependency on next_id() of the database for each column)
           AND (EXISTS (SELECT FROM pg_attrdef d
-                       JOIN pg_depend p ON p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
+                       WHERE d.adrelid = c.oid AND d.adnum = a.attnum
+                         AND EXISTS (SELECT FROM pg_depend p
+                                     WHERE p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
                                        AND p.refclassid = 'pg_proc'::regclass
                                        AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                                           'shardid.next_id(integer)'::regprocedure)
-                       WHERE d.adrelid = c.oid AND d.adnum = a.attnum OFFSET 0)
+                                     OFFSET 0)
+                       OFFSET 0)
                OR (NOT a.atthasdef
                    AND EXISTS (SELECT FROM pg_type t
-                               JOIN pg_depend p ON p.classid = 'pg_type'::regclass AND p.objid = t.oid
+                               WHERE t.oid = a.atttypid AND t.typtype = 'd'
+                                 AND EXISTS (SELECT FROM pg_depend p
+                                             WHERE p.classid = 'pg_type'::regclass AND p.objid = t.oid
                                                AND p.refclassid = 'pg_proc'::regclass
                                                AND p.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
                                                                   'shardid.next_id(integer)'::regprocedure)
-                               WHERE t.oid = a.atttypid AND t.typtype = 'd' OFFSET 0)))
+                                             OFFSET 0)
+                               OFFSET 0)))
           AND NOT coalesce(shardid_internal.id_column_readable(c.oid, a.attnum), true)
         ORDER BY c.relname, a.attnum
     LOOP
