@@ -17,10 +17,6 @@
 
 static int	check_leftovers(void);
 
-/* the journal rows of an unfinished move: source, target */
-JournalRow	jsrc,
-			jdst;
-
 /* --abort: undo what can be undone on the server that answers */
 void
 connect_for_abort(void)
@@ -1185,8 +1181,8 @@ load_unfinished(void)
 		journal_by_id(&M.from, b.move_id, "source", &a);
 	if (!b.found && M.to.conn)
 		journal_by_id(&M.to, a.move_id, "target", &b);
-	jsrc = a;
-	jdst = b;
+	M.jsrc = a;
+	M.jdst = b;
 	{
 		const JournalRow *j = b.found ? &b : &a;
 
@@ -1207,17 +1203,17 @@ load_unfinished(void)
 void
 describe_unfinished(void)
 {
-	const JournalRow *j = jdst.found ? &jdst : &jsrc;
+	const JournalRow *j = M.jdst.found ? &M.jdst : &M.jsrc;
 	char	   *slots;
 
 	error_msg("shard %d has an unfinished %s move (schema \"%s\", started %s by %s)",
 			  M.shard, M.method, M.schema, j->started_at, j->started_by);
-	if (jsrc.found)
-		detail_msg("The --from server records phase \"%s\": %s.", jsrc.phase, source_phase_meaning(jsrc.phase));
+	if (M.jsrc.found)
+		detail_msg("The --from server records phase \"%s\": %s.", M.jsrc.phase, source_phase_meaning(M.jsrc.phase));
 	else
 		detail_msg("The --from server records nothing of this move.");
-	if (jdst.found)
-		detail_msg("The --to server records phase \"%s\": %s.", jdst.phase, target_phase_meaning(jdst.phase));
+	if (M.jdst.found)
+		detail_msg("The --to server records phase \"%s\": %s.", M.jdst.phase, target_phase_meaning(M.jdst.phase));
 	else
 		detail_msg("The --to server records nothing of this move.");
 	slots = slots_of_move(&M.from, M.name, M.sub_oid);

@@ -199,10 +199,6 @@ rows_tick(void *arg, long long rows)
  */
 #define ROWS_SETTINGS_SQL "SELECT pg_catalog.set_config('client_encoding', $1, false)"
 
-/* the connections of copy_rows_as_owners() */
-static Server rows_src,
-			rows_dst;
-
 /*
  * Before a failure: the undo freezes and drops on the same tables, which
  * the reading transaction would keep locked.
@@ -218,10 +214,10 @@ rows_fail(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	tx_rollback(&rows_src);
-	server_close(&rows_src);
-	tx_rollback(&rows_dst);
-	server_close(&rows_dst);
+	tx_rollback(&M.rows_src);
+	server_close(&M.rows_src);
+	tx_rollback(&M.rows_dst);
+	server_close(&M.rows_dst);
 	fail("%s", msg);
 }
 
@@ -270,8 +266,8 @@ rows_fail(const char *fmt,...)
 static void
 copy_rows_as_owners(void)
 {
-	Server	   *src = &rows_src,
-			   *dst = &rows_dst;
+	Server	   *src = &M.rows_src,
+			   *dst = &M.rows_dst;
 	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
 	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));

@@ -17,9 +17,6 @@
 
 static void wait_clock(Server *s, const char *what_then);
 
-/* an id of the shard beyond the bound was reported (once a move) */
-static bool beyond_reported = false;
-
 static bool
 freeze_source_tx(Server *s)
 {
@@ -171,7 +168,7 @@ newest_own_id(Server *s, const char *bound_id)
 
 		if (vals[i])
 			(void) sscanf(vals[i], "%31s %31s", within, beyond);
-		if (!is(beyond, "-") && !beyond_reported)
+		if (!is(beyond, "-") && !M.beyond_reported)
 		{
 			char	   *when = NULL;
 
@@ -185,7 +182,7 @@ newest_own_id(Server *s, const char *bound_id)
 					 "the row (WHERE shardid.id_shard(id) = %d AND (id < 0 OR id >= %s)) before trusting "
 					 "the order of the shard's ids.", names[i], M.shard, bound_id);
 			free(when);
-			beyond_reported = true;
+			M.beyond_reported = true;
 		}
 		if (!is(within, "-") &&
 			!get_value(s, &millis, "SELECT shardid.id_millis($1::pg_catalog.int8)::pg_catalog.text", 1, within))
@@ -426,7 +423,7 @@ step_cutover(void)
 	M.step = "the cutover";
 	check_interrupt();
 	wait_clock(&M.to, "writes to the shard are refused");
-	say(beyond_reported ?
+	say(M.beyond_reported ?
 		"the --to server's clock is past the newest id of shard %d within the bound: its ids sort after those" :
 		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", M.shard);
 	check_interrupt();

@@ -238,6 +238,25 @@ typedef struct Seq
 	char	   *qname;
 } Seq;
 
+/* a row of shardid.move_journal (journal.c) */
+typedef struct JournalRow
+{
+	bool		found;
+	char	   *move_id;
+	char	   *side;
+	char	   *schema;
+	char	   *method;
+	char	   *phase;
+	char	   *peer;
+	char	   *schema_oid;
+	char	   *sub_oid;
+	char	   *started_at;
+	char	   *started_by;
+} JournalRow;
+
+/* verify.c's part of a move, private to it */
+typedef struct Verify Verify;
+
 typedef struct Move
 {
 	/* command line */
@@ -254,6 +273,15 @@ typedef struct Move
 	long long	to_free;		/* --to-free: bytes free on the target, or -1 */
 	Server		from;
 	Server		to;
+
+	/*
+	 * --drop-source drops the frozen copy a finished move left, and moves
+	 * nothing; --move-and-drop-source moves the shard (or, with --resume,
+	 * finishes its move) and then drops it.  A mistyped cleanup of a shard
+	 * that has not moved is refused, never turned into a move.
+	 */
+	bool		drop_only;
+	bool		move_and_drop;
 
 	/* the shard */
 	char	   *schema;
@@ -283,6 +311,13 @@ typedef struct Move
 	bool		changed;
 	bool		past_no_return;
 	bool		dst_known;		/* the target's journal was read by the undo */
+	/* the journal rows of an unfinished move (checks.c) */
+	JournalRow	jsrc;			/* source */
+	JournalRow	jdst;			/* target */
+	/* hold_target_tables() found a table changed on the --to server */
+	bool		target_changed;
+	/* an id of the shard beyond the bound was reported (once a move) */
+	bool		beyond_reported;
 
 	/* the run */
 	char	   *tmpdir;
@@ -294,6 +329,11 @@ typedef struct Move
 	const char *outcome;
 	char	   *error_text;
 	void		(*on_failure) (void);	/* what fail() runs: give_up() */
+	/* the connections of copy_rows_as_owners() (copy.c) */
+	Server		rows_src;
+	Server		rows_dst;
+	/* the verification's sessions and forms, made by its first step */
+	Verify	   *verify;
 } Move;
 
 extern Move M;
@@ -319,21 +359,6 @@ extern void refuse(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
 #define RANK_VERIFIED 5
 #define RANK_CUT_OVER 6
 #define RANK_DONE 7
-
-typedef struct JournalRow
-{
-	bool		found;
-	char	   *move_id;
-	char	   *side;
-	char	   *schema;
-	char	   *method;
-	char	   *phase;
-	char	   *peer;
-	char	   *schema_oid;
-	char	   *sub_oid;
-	char	   *started_at;
-	char	   *started_by;
-} JournalRow;
 
 #define JOURNAL_COLUMNS \
 	"move_id, side, schema_name, method, phase, peer, schema_oid, subscription_oid, " \
@@ -377,8 +402,6 @@ extern bool undo_target(void);
 extern bool undo_source(void);
 
 /* checks.c */
-extern JournalRow jsrc,
-			jdst;
 extern void connect_for_abort(void);
 extern void connect_both(void);
 extern void check_servers(void);

@@ -64,9 +64,6 @@ step_publish(void)
 	say("publication and replication slot %s created on the --from server", M.name);
 }
 
-/* hold_target_tables() found a table changed on the --to server */
-static bool target_changed = false;
-
 /*
  * The role that owns the subscription, made in the transaction that makes
  * the subscription, with a name nobody knows before (random_name(): the
@@ -178,7 +175,7 @@ subscribe_tx(Server *s)
 	char	   *oid = NULL;
 	bool		ok;
 
-	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &target_changed) &&
+	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &M.target_changed) &&
 		freeze_tables(s) &&
 		make_apply_role(s, rrole) &&
 		exec_sql(s, sql, 0) &&
@@ -219,7 +216,7 @@ copy_online(void)
 		char	   *why = xstrdup(db_error());
 
 		rollback(&M.to);
-		if (target_changed)
+		if (M.target_changed)
 			fail("a table of schema \"%s\" changed on the --to server after the copy of its definitions, "
 				 "which the subscription would run as a superuser", M.schema);
 		fail("could not subscribe the --to server to the --from server: %s", why);

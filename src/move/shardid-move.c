@@ -45,15 +45,6 @@
 
 static void usage_error(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
 
-/*
- * --drop-source drops the frozen copy a finished move left, and moves
- * nothing; --move-and-drop-source moves the shard (or, with --resume,
- * finishes its move) and then drops it.  A mistyped cleanup of a shard that
- * has not moved is refused, never turned into a move.
- */
-static bool drop_only = false;
-static bool move_and_drop = false;
-
 static void
 usage(void)
 {
@@ -179,10 +170,10 @@ parse_args(int argc, char **argv)
 				move_option = "--online";
 				break;
 			case 'd':
-				drop_only = true;
+				M.drop_only = true;
 				break;
 			case 'D':
-				move_and_drop = true;
+				M.move_and_drop = true;
 				break;
 			case 'y':
 				M.yes = true;
@@ -253,15 +244,15 @@ parse_args(int argc, char **argv)
 		usage_error("--shard, --from and --to are required");
 	if (M.do_abort && M.do_resume)
 		usage_error("--abort and --resume cannot be used together");
-	if (drop_only && move_and_drop)
+	if (M.drop_only && M.move_and_drop)
 		usage_error("--drop-source and --move-and-drop-source cannot be used together");
-	if ((drop_only || move_and_drop) && M.do_abort)
+	if ((M.drop_only || M.move_and_drop) && M.do_abort)
 		usage_error("--abort drops nothing: it cannot be used with %s",
-					drop_only ? "--drop-source" : "--move-and-drop-source");
-	if (drop_only && move_option)
+					M.drop_only ? "--drop-source" : "--move-and-drop-source");
+	if (M.drop_only && move_option)
 		usage_error("--drop-source only drops the copy a finished move left, so %s does not apply; "
 					"to move the shard and then drop its copy, use --move-and-drop-source", move_option);
-	M.drop_source = drop_only || move_and_drop;
+	M.drop_source = M.drop_only || M.move_and_drop;
 	{
 		char	   *end;
 		long		v;
@@ -396,14 +387,14 @@ run_drop_source(void)
 				1, M.shard_s);
 	if (res == NULL)
 		refuse("could not read the move journal of the --from server: %s", db_error());
-	journal_fill(res, &jsrc);
+	journal_fill(res, &M.jsrc);
 	PQclear(res);
-	if (!jsrc.found)
+	if (!M.jsrc.found)
 		refuse("the --from server records no finished move of shard %d away from it: nothing to drop", M.shard);
-	M.move_id = jsrc.move_id;
-	M.schema = jsrc.schema;
-	M.method = jsrc.method;
-	set_phase(M.src_phase, jsrc.phase);
+	M.move_id = M.jsrc.move_id;
+	M.schema = M.jsrc.schema;
+	M.method = M.jsrc.method;
+	set_phase(M.src_phase, M.jsrc.phase);
 	if (!journal_by_id(&M.to, M.move_id, "target", &t))
 		refuse("could not read the move journal of the --to server: %s", db_error());
 	if (!t.found || !is(t.phase, "done"))
@@ -568,7 +559,7 @@ main(int argc, char **argv)
 		say("no unfinished move of shard %d between these servers: nothing to resume", M.shard);
 		finish(EXIT_FAILED, "nothing to resume");
 	}
-	else if (drop_only)
+	else if (M.drop_only)
 	{
 		/* only the source of a finished move: never a move */
 		char	   *v = NULL;
@@ -585,7 +576,7 @@ main(int argc, char **argv)
 			finish(EXIT_FAILED, "refused");
 		}
 	}
-	else if (move_and_drop && moved_away_pending() && !registered_on_source())
+	else if (M.move_and_drop && moved_away_pending() && !registered_on_source())
 	{
 		/* the move finished earlier: only the drop is left */
 	}

@@ -66,7 +66,7 @@
 
 typedef struct Side
 {
-	Server	   *server;			/* M.from or M.to */
+	Server	   *server;			/* the move's from or to */
 	Server		work;			/* where the owners' queries run */
 	Server		hold;			/* keeps snapshot X, exported */
 	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
@@ -76,12 +76,16 @@ typedef struct Side
 	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
 
-static Side sides[2];
-static char **row_of;			/* per table: ROW(t.col, ...) by name */
-static const char *hash_form;	/* the hash of a row's text, %s the row */
-static bool have_md5;
-static bool prepared = false;
-static char why[2048];			/* the error of the last failed query */
+/* the verification's part of a move (Move.verify), made by its first step */
+struct Verify
+{
+	Side		sides[2];
+	char	  **row_of;			/* per table: ROW(t.col, ...) by name */
+	const char *hash_form;		/* the hash of a row's text, %s the row */
+	bool		have_md5;
+	bool		prepared;
+	char		why[2048];		/* the error of the last failed query */
+};
 
 #define MD5_SAME_FORM \
 	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
@@ -116,8 +120,8 @@ vfail(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	close_side(&sides[0]);
-	close_side(&sides[1]);
+	close_side(&M.verify->sides[0]);
+	close_side(&M.verify->sides[1]);
 	fail("%s", msg);
 }
 
@@ -144,9 +148,11 @@ prepare(void)
 	char	   *enc[2] = {NULL, NULL};
 	int			i;
 
-	if (prepared)
+	if (M.verify == NULL)
+		M.verify = xcalloc(1, sizeof(Verify));
+	if (M.verify->prepared)
 		return;
-	have_md5 = true;
+	M.verify->have_md5 = true;
 	for (i = 0; i < 2; i++)
 	{
 		Server	   *s = i == 0 ? &M.from : &M.to;
@@ -158,19 +164,19 @@ prepare(void)
 		/* MD5 is refused in FIPS mode */
 		res = query(s, "SELECT pg_catalog.md5('')", 0);
 		if (res == NULL)
-			have_md5 = false;
+			M.verify->have_md5 = false;
 		PQclear(res);
 	}
-	hash_form = !have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	M.verify->hash_form = !M.verify->have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
-	row_of = xcalloc(M.ntables + 1, sizeof(char *));
-	sides[0].server = &M.from;
-	sides[1].server = &M.to;
+	M.verify->row_of = xcalloc(M.ntables + 1, sizeof(char *));
+	M.verify->sides[0].server = &M.from;
+	M.verify->sides[1].server = &M.to;
 	for (i = 0; i < 2; i++)
-		if (sides[i].before == NULL)
-			sides[i].before = xcalloc(M.ntables + 1, sizeof(char *));
-	prepared = true;
+		if (M.verify->sides[i].before == NULL)
+			M.verify->sides[i].before = xcalloc(M.ntables + 1, sizeof(char *));
+	M.verify->prepared = true;
 }
 
 /*
@@ -211,7 +217,7 @@ read_columns(void)
 						"OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-						2, M.tables[i].qname, have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
+						2, M.tables[i].qname, M.verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
 			if (res == NULL)
 				vfail("could not read the columns of table %s on the %s server: %s", M.tables[i].qname,
 					  s->option, db_error());
@@ -225,14 +231,14 @@ read_columns(void)
 			free(row);
 			row = NULL;
 		}
-		if (row == NULL || row_of[i] == NULL || !is(row, row_of[i]))
+		if (row == NULL || M.verify->row_of[i] == NULL || !is(row, M.verify->row_of[i]))
 			for (k = 0; k < 2; k++)
 			{
-				free(sides[k].before[i]);
-				sides[k].before[i] = NULL;
+				free(M.verify->sides[k].before[i]);
+				M.verify->sides[k].before[i] = NULL;
 			}
-		free(row_of[i]);
-		row_of[i] = row;
+		free(M.verify->row_of[i]);
+		M.verify->row_of[i] = row;
 		free(sig[0]);
 		free(sig[1]);
 	}
@@ -242,7 +248,7 @@ read_columns(void)
 static char *
 hash_of(int i)
 {
-	return row_of[i] ? xprintf(hash_form, row_of[i]) : xstrdup("0::pg_catalog.int8");
+	return M.verify->row_of[i] ? xprintf(M.verify->hash_form, M.verify->row_of[i]) : xstrdup("0::pg_catalog.int8");
 }
 
 /* "rows sum filenode" of every row of table i */
@@ -318,11 +324,11 @@ owner_send(Side *s, const char *owner, const char *sql)
 
 	ok = exec_sql(&s->work, create, 0) && exec_sql(&s->work, own, 0);
 	if (!ok)
-		snprintf(why, sizeof(why), "%s", db_error());
+		snprintf(M.verify->why, sizeof(M.verify->why), "%s", db_error());
 	else if (PQsendQueryParams(s->work.conn, call, 1, NULL, params, NULL, NULL, 0) != 1)
 	{
-		snprintf(why, sizeof(why), "%s", PQerrorMessage(s->work.conn));
-		chomp(why);
+		snprintf(M.verify->why, sizeof(M.verify->why), "%s", PQerrorMessage(s->work.conn));
+		chomp(M.verify->why);
 		ok = false;
 	}
 	free(fn);
@@ -368,22 +374,22 @@ owner_recv(Side *s, char **out)
 		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			ok = false;
-			snprintf(why, sizeof(why), "%s",
+			snprintf(M.verify->why, sizeof(M.verify->why), "%s",
 					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
 					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->work.conn));
-			chomp(why);
+			chomp(M.verify->why);
 		}
 		PQclear(res);
 	}
 	cancel_disarm();
 	if (ok && *out == NULL)
 	{
-		snprintf(why, sizeof(why), "no result");
+		snprintf(M.verify->why, sizeof(M.verify->why), "no result");
 		ok = false;
 	}
 	if (ok && !reset_settings(&s->work))
 	{
-		snprintf(why, sizeof(why), "%s", db_error());
+		snprintf(M.verify->why, sizeof(M.verify->why), "%s", db_error());
 		ok = false;
 	}
 	return ok;
@@ -406,7 +412,7 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 	{
 		if (sql[k] == NULL)
 			continue;
-		if (!owner_send(&sides[k], M.tables[i].owner, sql[k]))
+		if (!owner_send(&M.verify->sides[k], M.tables[i].owner, sql[k]))
 			break;
 		sent[k] = true;
 	}
@@ -418,24 +424,24 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 			continue;
 		if (!sent[k])
 		{
-			snprintf(msg, sizeof(msg), "%s", why);
+			snprintf(msg, sizeof(msg), "%s", M.verify->why);
 			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
-				  sides[k].server->option, M.tables[i].owner, msg);
+				  M.verify->sides[k].server->option, M.tables[i].owner, msg);
 		}
-		if (!owner_recv(&sides[k], out[k]))
+		if (!owner_recv(&M.verify->sides[k], out[k]))
 		{
-			snprintf(msg, sizeof(msg), "%s", why);
+			snprintf(msg, sizeof(msg), "%s", M.verify->why);
 			if (k == 0 && sent[1])
 			{
 				char	   *other = NULL;
 
-				(void) owner_recv(&sides[1], &other);
+				(void) owner_recv(&M.verify->sides[1], &other);
 				free(other);
 			}
 			if (interrupted_by)
 				vfail("interrupted");
 			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
-				  sides[k].server->option, M.tables[i].owner, msg);
+				  M.verify->sides[k].server->option, M.tables[i].owner, msg);
 		}
 	}
 }
@@ -521,7 +527,7 @@ hash_before_freeze(void)
 	read_columns();
 	for (k = 0; k < 2; k++)
 	{
-		Side	   *s = &sides[k];
+		Side	   *s = &M.verify->sides[k];
 		PGresult   *res;
 
 		close_side(s);
@@ -548,18 +554,18 @@ hash_before_freeze(void)
 		if (M.tables[i].kind != 'r')
 			continue;
 		progress("hashing the rows before the freeze: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
-		sf = full_sql(&sides[0], i);
-		st = full_sql(&sides[1], i);
-		free(sides[0].before[i]);
-		free(sides[1].before[i]);
-		run_both(i, "hash the rows of", sf, st, &sides[0].before[i], &sides[1].before[i]);
-		rows += atoll(sides[0].before[i]);
+		sf = full_sql(&M.verify->sides[0], i);
+		st = full_sql(&M.verify->sides[1], i);
+		free(M.verify->sides[0].before[i]);
+		free(M.verify->sides[1].before[i]);
+		run_both(i, "hash the rows of", sf, st, &M.verify->sides[0].before[i], &M.verify->sides[1].before[i]);
+		rows += atoll(M.verify->sides[0].before[i]);
 		free(sf);
 		free(st);
 	}
 	progress_end();
 	for (k = 0; k < 2; k++)
-		tx_rollback(&sides[k].work);
+		tx_rollback(&M.verify->sides[k].work);
 	say("hashed the rows of %s (%s rows on the --from server) on both servers in %.1f s, before the freeze",
 		count_of(M.ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
 }
@@ -614,8 +620,8 @@ work_begin_both(bool under_x)
 	int			k;
 
 	for (k = 0; k < 2; k++)
-		if (!work_begin(&sides[k], under_x ? sides[k].snapshot : NULL))
-			vfail("could not read shard %d on the %s server: %s", M.shard, sides[k].server->option, db_error());
+		if (!work_begin(&M.verify->sides[k], under_x ? M.verify->sides[k].snapshot : NULL))
+			vfail("could not read shard %d on the %s server: %s", M.shard, M.verify->sides[k].server->option, db_error());
 }
 
 /*
@@ -641,7 +647,7 @@ hash_changes(char **now[2], long long changed[2])
 
 	for (k = 0; k < 2 && ok; k++)
 	{
-		Side	   *s = &sides[k];
+		Side	   *s = &M.verify->sides[k];
 
 		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
 		f[k] = xcalloc(M.ntables + 1, sizeof(char *));
@@ -668,12 +674,12 @@ hash_changes(char **now[2], long long changed[2])
 		if (busy)
 			warning_msg("a transaction on the %s server holds rows of shard %d locked, or a table of it in a mode "
 						"that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before "
-						"it can be used", sides[k - 1].server->option, M.shard);
+						"it can be used", M.verify->sides[k - 1].server->option, M.shard);
 		else
 			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row "
 						"now", db_error());
-		close_side(&sides[0]);
-		close_side(&sides[1]);
+		close_side(&M.verify->sides[0]);
+		close_side(&M.verify->sides[1]);
 		for (k = 0; k < 2; k++)
 		{
 			free(min_multi[k]);
@@ -689,17 +695,17 @@ hash_changes(char **now[2], long long changed[2])
 	{
 		char	   *sql[2] = {NULL, NULL};
 
-		if (M.tables[i].kind != 'r' || sides[0].before[i] == NULL || sides[1].before[i] == NULL)
+		if (M.tables[i].kind != 'r' || M.verify->sides[0].before[i] == NULL || M.verify->sides[1].before[i] == NULL)
 			continue;
 		progress("verifying the rows changed since the hashes before the freeze: table %s", M.tables[i].qname);
 		for (k = 0; k < 2; k++)
-			sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+			sql[k] = delta_sql(&M.verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
 		run_both(i, "hash the changed rows of", sql[0], sql[1], &f[0][i], &f[1][i]);
 		free(sql[0]);
 		free(sql[1]);
 	}
 	for (k = 0; k < 2; k++)
-		tx_rollback(&sides[k].work);
+		tx_rollback(&M.verify->sides[k].work);
 
 	/*
 	 * X: those it saw, where rows may have gone.  F sees every row version
@@ -719,9 +725,9 @@ hash_changes(char **now[2], long long changed[2])
 						f_rows = 0,
 						f_q = 0;
 
-			if (sscanf(sides[k].before[i], "%lld", &b_rows) != 1 ||
+			if (sscanf(M.verify->sides[k].before[i], "%lld", &b_rows) != 1 ||
 				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_rows != b_rows + f_q)
-				sql[k] = delta_sql(&sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+				sql[k] = delta_sql(&M.verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
 		}
 		if (sql[0] || sql[1])
 			run_both(i, "hash the changed rows of", sql[0], sql[1], &x[0][i], &x[1][i]);
@@ -729,7 +735,7 @@ hash_changes(char **now[2], long long changed[2])
 		free(sql[1]);
 	}
 	for (k = 0; k < 2; k++)
-		tx_rollback(&sides[k].work);
+		tx_rollback(&M.verify->sides[k].work);
 
 	/* before (X, all): rows sum file; x and f: rows q-rows q-sum file */
 	for (i = 0; i < M.ntables; i++)
@@ -748,7 +754,7 @@ hash_changes(char **now[2], long long changed[2])
 						f_file[32] = "";
 
 			if (f[k][i] == NULL ||
-				sscanf(sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
+				sscanf(M.verify->sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
 				sscanf(f[k][i], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) != 4)
 				continue;
 			if (x[k][i] == NULL)
@@ -761,7 +767,7 @@ hash_changes(char **now[2], long long changed[2])
 			/* the relation X read, and counts that add up; else every row */
 			if (is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows && b_rows + f_q - x_q == f_rows)
 			{
-				char	   *sum = add_sub(sides[k].server, b_sum, f_sum, x_sum);
+				char	   *sum = add_sub(M.verify->sides[k].server, b_sum, f_sum, x_sum);
 
 				now[k][i] = xprintf("%lld %s", f_rows, sum);
 				changed[k] += x_q + f_q;
@@ -804,7 +810,7 @@ verify_rows(void)
 		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
 
 	/* the hashes before the freeze, if their snapshots are still kept */
-	if (sides[0].snapshot && sides[1].snapshot)
+	if (M.verify->sides[0].snapshot && M.verify->sides[1].snapshot)
 		delta = hash_changes(now, changed);
 
 	/* every row of the rest, under one snapshot per server */
@@ -817,7 +823,7 @@ verify_rows(void)
 			continue;
 		for (k = 0; k < 2; k++)
 			if (now[k][i] == NULL)
-				sql[k] = full_sql(&sides[k], i);
+				sql[k] = full_sql(&M.verify->sides[k], i);
 		if (sql[0] || sql[1])
 		{
 			progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
@@ -827,8 +833,8 @@ verify_rows(void)
 		free(sql[1]);
 	}
 	progress_end();
-	close_side(&sides[0]);
-	close_side(&sides[1]);
+	close_side(&M.verify->sides[0]);
+	close_side(&M.verify->sides[1]);
 	if (delta)
 	{
 		char		a[32],
