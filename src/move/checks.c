@@ -15,13 +15,13 @@
 
 #include "move.h"
 
-static int	check_leftovers(void);
+static int	check_leftovers(Move *m);
 
 /* --abort: undo what can be undone on the server that answers */
 void
-connect_for_abort(void)
+connect_for_abort(Move *m)
 {
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 	int			i,
 				up = 0;
 
@@ -35,14 +35,14 @@ connect_for_abort(void)
 	if (up == 0)
 	{
 		error_msg("neither server answers: nothing can be undone");
-		finish(EXIT_UNFINISHED, "unfinished");
+		finish(m, EXIT_UNFINISHED, "unfinished");
 	}
 }
 
 void
-connect_both(void)
+connect_both(Move *m)
 {
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 	int			i;
 
 	for (i = 0; i < 2; i++)
@@ -50,7 +50,7 @@ connect_both(void)
 		if (!server_connect(s[i]))
 		{
 			error_msg("cannot connect to the %s server: %s", s[i]->option, db_error());
-			finish(EXIT_FAILED, "failed");
+			finish(m, EXIT_FAILED, "failed");
 		}
 	}
 }
@@ -70,9 +70,9 @@ version_num(const char *v)
 
 /* what both servers must offer for any run */
 void
-check_servers(void)
+check_servers(Move *m)
 {
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 	char	   *epoch[2] = {NULL, NULL};
 	char	   *ident[2] = {NULL, NULL};
 	int			i;
@@ -83,12 +83,12 @@ check_servers(void)
 		const char *su = PQparameterStatus(s[i]->conn, "is_superuser");
 
 		if (!is(su, "on"))
-			refuse("shardid-move must connect to the %s server as a superuser (it writes the move journal, "
+			refuse(m, "shardid-move must connect to the %s server as a superuser (it writes the move journal, "
 				   "freezes other roles' tables and manages replication)", s[i]->option);
 		if (!get_value(s[i], &v, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'shardid'", 0))
-			refuse("could not query the %s server: %s", s[i]->option, db_error());
+			refuse(m, "could not query the %s server: %s", s[i]->option, db_error());
 		if (v == NULL)
-			refuse("shardid is not installed in the %s database (%s); run CREATE EXTENSION shardid there",
+			refuse(m, "shardid is not installed in the %s database (%s); run CREATE EXTENSION shardid there",
 				   s[i]->option, s[i]->where);
 		/*
 		 * What the move reads and writes there (the journal, the registry,
@@ -96,38 +96,38 @@ check_servers(void)
 		 * program knows, from 1.2 to its own
 		 */
 		if (version_num(v) > version_num(SHARDID_VERSION) && version_num(SHARDID_VERSION) > 0)
-			refuse("shardid %s on the %s server is newer than this shardid-move, which knows shardid up to %s: "
+			refuse(m, "shardid %s on the %s server is newer than this shardid-move, which knows shardid up to %s: "
 				   "use the shardid-move of shardid %s", v, s[i]->option, SHARDID_VERSION, v);
 		if (version_num(v) < 102)
-			refuse("shardid %s on the %s server is older than 1.2, the oldest this shardid-move moves shards "
+			refuse(m, "shardid %s on the %s server is older than 1.2, the oldest this shardid-move moves shards "
 				   "with; run ALTER EXTENSION shardid UPDATE there", v, s[i]->option);
 		if (!get_value(s[i], &v, "SELECT pg_catalog.to_regclass('shardid.move_journal')::text", 0))
-			refuse("could not query the %s server: %s", s[i]->option, db_error());
+			refuse(m, "could not query the %s server: %s", s[i]->option, db_error());
 		if (v == NULL)
-			refuse("shardid on the %s server has no move journal; run ALTER EXTENSION shardid UPDATE there",
+			refuse(m, "shardid on the %s server has no move journal; run ALTER EXTENSION shardid UPDATE there",
 				   s[i]->option);
 		if (PQserverVersion(s[i]->conn) / 10000 > PQlibVersion() / 10000)
-			refuse("the %s server runs PostgreSQL %d, newer than this shardid-move's pg_dump (%d)",
+			refuse(m, "the %s server runs PostgreSQL %d, newer than this shardid-move's pg_dump (%d)",
 				   s[i]->option, PQserverVersion(s[i]->conn) / 10000, PQlibVersion() / 10000);
 		if (!get_value(s[i], &epoch[i], "SELECT epoch_ms::text FROM shardid.info()", 0))
-			refuse("could not read shardid.info() on the %s server: %s", s[i]->option, db_error());
+			refuse(m, "could not read shardid.info() on the %s server: %s", s[i]->option, db_error());
 		if (!get_value(s[i], &ident[i],
 					   "SELECT system_identifier::text || '/' || pg_catalog.current_database() "
 					   "FROM pg_catalog.pg_control_system()", 0))
-			refuse("could not identify the %s server: %s", s[i]->option, db_error());
+			refuse(m, "could not identify the %s server: %s", s[i]->option, db_error());
 	}
 	if (is(ident[0], ident[1]))
-		refuse("--from and --to name the same database");
+		refuse(m, "--from and --to name the same database");
 	if (!is(epoch[0], epoch[1]))
-		refuse("shardid.epoch differs: %s on the --from server, %s on the --to server; "
+		refuse(m, "shardid.epoch differs: %s on the --from server, %s on the --to server; "
 			   "ids would decode wrongly on one of them", epoch[0], epoch[1]);
 	{
 		char	   *v = NULL;
 
-		if (!get_value(&M.from, &v, "SELECT pg_catalog.to_regclass('shardid.shard_registry')::text", 0))
-			refuse("could not query the --from server: %s", db_error());
+		if (!get_value(&m->from, &v, "SELECT pg_catalog.to_regclass('shardid.shard_registry')::text", 0))
+			refuse(m, "could not query the --from server: %s", db_error());
 		if (v == NULL)
-			refuse("shardid on the --from server has no shard registry; run ALTER EXTENSION shardid UPDATE there");
+			refuse(m, "shardid on the --from server has no shard registry; run ALTER EXTENSION shardid UPDATE there");
 	}
 }
 
@@ -285,14 +285,14 @@ check_servers(void)
  * fire with the superuser's rights; returns how many.
  */
 int
-check_event_triggers(Server *s, const char *what)
+check_event_triggers(Move *m, Server *s, const char *what)
 {
 	PGresult   *res = query(s, EVENT_TRIGGER_SQL, 0);
 	int			i,
 				n;
 
 	if (res == NULL)
-		refuse("could not read the event triggers of the %s server: %s", s->option, db_error());
+		refuse(m, "could not read the event triggers of the %s server: %s", s->option, db_error());
 	n = PQntuples(res);
 	for (i = 0; i < n; i++)
 		error_msg("%s on the %s server, which %s would fire as a superuser", PQgetvalue(res, i, 0), s->option, what);
@@ -450,13 +450,13 @@ check_event_triggers(Server *s, const char *what)
 
 /* the superusers of server s, as the text of a name[] */
 static char *
-superusers_of(Server *s)
+superusers_of(Move *m, Server *s)
 {
 	char	   *v = NULL;
 
 	if (!get_value(s, &v, "SELECT COALESCE(pg_catalog.array_agg(rolname ORDER BY rolname), '{}')::pg_catalog.text "
 				   "FROM pg_catalog.pg_roles WHERE rolsuper", 0) || v == NULL)
-		refuse("could not read the roles of the %s server: %s", s->option, db_error());
+		refuse(m, "could not read the roles of the %s server: %s", s->option, db_error());
 	return v;
 }
 
@@ -465,18 +465,18 @@ superusers_of(Server *s)
  * error each; *missing counts those of objects missing on the --to server
  */
 static int
-check_superuser_code(int *missing)
+check_superuser_code(Move *m, int *missing)
 {
-	char	   *su_from = superusers_of(&M.from);
-	char	   *su_to = superusers_of(&M.to);
+	char	   *su_from = superusers_of(m, &m->from);
+	char	   *su_to = superusers_of(m, &m->to);
 	char	   *outside = NULL;
 	PGresult   *res;
 	int			i,
 				problems = 0;
 
-	res = query(&M.from, SU_CODE_SQL, 2, M.src_schema_oid, su_to);
+	res = query(&m->from, SU_CODE_SQL, 2, m->src_schema_oid, su_to);
 	if (res == NULL)
-		refuse("could not read the code of the tables of schema \"%s\": %s", M.schema, db_error());
+		refuse(m, "could not read the code of the tables of schema \"%s\": %s", m->schema, db_error());
 	for (i = 0; i < PQntuples(res); i++)
 	{
 		if (is(PQgetvalue(res, i, 0), "outside"))
@@ -490,9 +490,9 @@ check_superuser_code(int *missing)
 	PQclear(res);
 	if (outside != NULL)
 	{
-		res = query(&M.to, SU_TARGET_SQL, 2, outside, su_from);
+		res = query(&m->to, SU_TARGET_SQL, 2, outside, su_from);
 		if (res == NULL)
-			refuse("could not look up on the --to server what the tables of schema \"%s\" use: %s", M.schema,
+			refuse(m, "could not look up on the --to server what the tables of schema \"%s\" use: %s", m->schema,
 				   db_error());
 		for (i = 0; i < PQntuples(res); i++, problems++)
 		{
@@ -510,26 +510,26 @@ check_superuser_code(int *missing)
 
 /* what the move could not run as its owner (SHAPE_SQL), and event triggers */
 static int
-check_shapes(void)
+check_shapes(Move *m)
 {
-	bool		old_apply = M.online && PQserverVersion(M.to.conn) < 160000;
+	bool		old_apply = m->online && PQserverVersion(m->to.conn) < 160000;
 	PGresult   *res;
 	int			problems = 0,
 				missing = 0,
 				i,
 				k;
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 
-	res = query(&M.from, SHAPE_SQL, 3, M.src_schema_oid, M.online ? "false" : "true",
+	res = query(&m->from, SHAPE_SQL, 3, m->src_schema_oid, m->online ? "false" : "true",
 				old_apply ? "true" : "false");
 	if (res == NULL)
-		refuse("could not read the definitions of schema \"%s\": %s", M.schema, db_error());
+		refuse(m, "could not read the definitions of schema \"%s\": %s", m->schema, db_error());
 	for (i = 0; i < PQntuples(res); i++, problems++)
 		error_msg("%s", PQgetvalue(res, i, 0));
 	PQclear(res);
-	problems += check_superuser_code(&missing);
+	problems += check_superuser_code(m, &missing);
 	for (k = 0; k < 2; k++)
-		problems += check_event_triggers(s[k], "the move's DDL");
+		problems += check_event_triggers(m, s[k], "the move's DDL");
 	if (problems > missing)
 	{
 		detail_msg("shardid-move runs code of other roles only with their rights.");
@@ -563,14 +563,14 @@ check_shapes(void)
  * that a check found something (each reported).
  */
 bool
-hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
+hold_target_tables(Move *m, Server *s, bool apply_as_superuser, bool *changed)
 {
 	PGresult   *res;
 	int			i;
 	bool		ok = true;
 
 	*changed = false;
-	if (!lock_tables(s, "SHARE ROW EXCLUSIVE"))
+	if (!lock_tables(m, s, "SHARE ROW EXCLUSIVE"))
 		return false;
 	/*
 	 * Only the tables of the --from server, of their kind and owner: any
@@ -582,23 +582,23 @@ hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
 	res = query(s,
 				"SELECT c.relname, c.relkind, c.oid::pg_catalog.regclass, pg_catalog.pg_get_userbyid(c.relowner) "
 				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') ORDER BY 1",
-				1, M.dst_schema_oid);
+				1, m->dst_schema_oid);
 	if (res == NULL)
 		return false;
 	for (i = 0; i < PQntuples(res); i++)
 	{
 		int			k;
 
-		for (k = 0; k < M.ntables; k++)
-			if (is(M.tables[k].name, PQgetvalue(res, i, 0)) && M.tables[k].kind == PQgetvalue(res, i, 1)[0])
+		for (k = 0; k < m->ntables; k++)
+			if (is(m->tables[k].name, PQgetvalue(res, i, 0)) && m->tables[k].kind == PQgetvalue(res, i, 1)[0])
 				break;
-		if (k == M.ntables)
+		if (k == m->ntables)
 			error_msg("table %s is not on the --from server as it is on the --to server "
 					  "(made on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2));
-		else if (!is(M.tables[k].owner, PQgetvalue(res, i, 3)))
+		else if (!is(m->tables[k].owner, PQgetvalue(res, i, 3)))
 			error_msg("table %s belongs to role %s on the --to server, to role %s on the --from server "
 					  "(changed on the --to server after the copy of the definitions)", PQgetvalue(res, i, 2),
-					  PQgetvalue(res, i, 3), M.tables[k].owner);
+					  PQgetvalue(res, i, 3), m->tables[k].owner);
 		else
 			continue;
 		*changed = true;
@@ -608,7 +608,7 @@ hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
 		return false;
 	if (apply_as_superuser)
 	{
-		res = query(s, SHAPE_SQL, 3, M.dst_schema_oid, "false", "true");
+		res = query(s, SHAPE_SQL, 3, m->dst_schema_oid, "false", "true");
 		if (res == NULL)
 			return false;
 		for (i = 0; i < PQntuples(res); i++)
@@ -630,7 +630,7 @@ hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
 				"SELECT pg_catalog.format('ALTER TABLE %s OWNER TO CURRENT_USER', c.oid::pg_catalog.regclass) "
 				"FROM pg_catalog.pg_class c JOIN pg_catalog.pg_roles r ON r.oid = c.relowner "
 				"WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') AND NOT r.rolsuper AND $2",
-				2, M.dst_schema_oid, apply_as_superuser ? "true" : "false");
+				2, m->dst_schema_oid, apply_as_superuser ? "true" : "false");
 	if (res == NULL)
 		return false;
 	for (i = 0; i < PQntuples(res) && ok; i++)
@@ -743,9 +743,9 @@ hold_target_tables(Server *s, bool apply_as_superuser, bool *changed)
  * which the cutover records there): one error per problem.
  */
 static int
-check_shardid_needs(void)
+check_shardid_needs(Move *m)
 {
-	PGresult   *res = query(&M.from, NEEDS_SHARDID_SQL, 1, M.src_schema_oid);
+	PGresult   *res = query(&m->from, NEEDS_SHARDID_SQL, 1, m->src_schema_oid);
 	char	   *mode = NULL;
 	char	   *version = NULL;
 	int			i,
@@ -755,10 +755,10 @@ check_shardid_needs(void)
 				keeps_to;
 
 	if (res == NULL)
-		refuse("could not read what schema \"%s\" needs of shardid: %s", M.schema, db_error());
-	if (!get_value(&M.to, &mode, "SELECT mode FROM shardid.info()", 0) ||
-		!get_value(&M.to, &version, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'shardid'", 0))
-		refuse("could not read shardid.info() on the --to server: %s", db_error());
+		refuse(m, "could not read what schema \"%s\" needs of shardid: %s", m->schema, db_error());
+	if (!get_value(&m->to, &mode, "SELECT mode FROM shardid.info()", 0) ||
+		!get_value(&m->to, &version, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'shardid'", 0))
+		refuse(m, "could not read shardid.info() on the --to server: %s", db_error());
 	for (i = 0; i < PQntuples(res); i++)
 	{
 		const char *kind = PQgetvalue(res, i, 0);
@@ -777,8 +777,8 @@ check_shardid_needs(void)
 			strict++;
 			continue;
 		}
-		if (!get_value(&M.to, &found, "SELECT pg_catalog.to_regprocedure($1)::pg_catalog.text", 1, fn))
-			refuse("could not query the --to server: %s", db_error());
+		if (!get_value(&m->to, &found, "SELECT pg_catalog.to_regprocedure($1)::pg_catalog.text", 1, fn))
+			refuse(m, "could not query the --to server: %s", db_error());
 		if (found == NULL)
 		{
 			error_msg("function %s does not exist on the --to server, whose shardid is %s: %s calls it; run ALTER "
@@ -794,22 +794,22 @@ check_shardid_needs(void)
 				 "shardid.next_id(shard, nextval(...))) before the move.");
 
 	/* the converted tables' boundaries, which only a --to server on 1.3 or later keeps */
-	if (!keeps_legacy_ids(&M.from, &keeps_from) || !keeps_legacy_ids(&M.to, &keeps_to))
-		refuse("could not query the servers: %s", db_error());
+	if (!keeps_legacy_ids(&m->from, &keeps_from) || !keeps_legacy_ids(&m->to, &keeps_to))
+		refuse(m, "could not query the servers: %s", db_error());
 	if (keeps_from && !keeps_to)
 	{
 		char	   *v = NULL;
 
-		if (!get_value(&M.from, &v,
+		if (!get_value(&m->from, &v,
 					   "SELECT pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ' ORDER BY 1) "
 					   "FROM shardid.legacy_ids l JOIN pg_catalog.pg_class c ON c.oid = l.tab::pg_catalog.oid "
-					   "WHERE c.relnamespace = $1::oid", 1, M.src_schema_oid))
-			refuse("could not read shardid.legacy_ids on the --from server: %s", db_error());
+					   "WHERE c.relnamespace = $1::oid", 1, m->src_schema_oid))
+			refuse(m, "could not read shardid.legacy_ids on the --from server: %s", db_error());
 		if (v != NULL)
 		{
 			error_msg("schema \"%s\" holds tables converted by shardid.convert_table() (%s), whose legacy "
 					  "boundaries the --to server's shardid %s cannot keep (it needs 1.3 or later): run ALTER "
-					  "EXTENSION shardid UPDATE there first", M.schema, v, version ? version : "");
+					  "EXTENSION shardid UPDATE there first", m->schema, v, version ? version : "");
 			problems++;
 			free(v);
 		}
@@ -828,7 +828,7 @@ check_shardid_needs(void)
  * gives the free space, or the estimate is only reported (say_room()).
  */
 static int
-check_room(void)
+check_room(Move *m)
 {
 	char	   *size = NULL;
 	char	   *wal = NULL;
@@ -839,47 +839,47 @@ check_room(void)
 				b3[32],
 				b4[32];
 
-	if (!get_value(&M.from, &size,
+	if (!get_value(&m->from, &size,
 				   "SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::text "
 				   "FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'm', 'S')",
-				   1, M.src_schema_oid))
-		refuse("could not read the size of schema \"%s\" on the --from server: %s", M.schema, db_error());
-	if (!get_value(&M.to, &wal, "SELECT pg_catalog.pg_size_bytes(pg_catalog.current_setting('max_wal_size'))::text", 0))
-		refuse("could not read max_wal_size on the --to server: %s", db_error());
+				   1, m->src_schema_oid))
+		refuse(m, "could not read the size of schema \"%s\" on the --from server: %s", m->schema, db_error());
+	if (!get_value(&m->to, &wal, "SELECT pg_catalog.pg_size_bytes(pg_catalog.current_setting('max_wal_size'))::text", 0))
+		refuse(m, "could not read max_wal_size on the --to server: %s", db_error());
 	s = atoll(size);
 	w = atoll(wal);
 	free(size);
 	free(wal);
-	M.size_bytes = s;
-	M.room_needed = s + s * ROOM_MARGIN_PERCENT / 100 + (s < w ? s : w);
-	if (M.to_free < 0 || M.room_needed <= M.to_free)
+	m->size_bytes = s;
+	m->room_needed = s + s * ROOM_MARGIN_PERCENT / 100 + (s < w ? s : w);
+	if (m->to_free < 0 || m->room_needed <= m->to_free)
 		return 0;
 	error_msg("the --to server has %s free (--to-free), but the copy of shard %d needs about %s: %s of tables, "
 			  "indexes and sequences on the --from server, %d%% more, and as much again for the WAL it writes "
 			  "(at most the --to server's max_wal_size, %s)",
-			  fmt_bytes(b1, sizeof(b1), (double) M.to_free), M.shard, fmt_bytes(b2, sizeof(b2), (double) M.room_needed),
+			  fmt_bytes(b1, sizeof(b1), (double) m->to_free), m->shard, fmt_bytes(b2, sizeof(b2), (double) m->room_needed),
 			  fmt_bytes(b3, sizeof(b3), (double) s), ROOM_MARGIN_PERCENT, fmt_bytes(b4, sizeof(b4), (double) w));
 	return 1;
 }
 
 /* the estimate, in the report of a move that passed the checks */
 void
-say_room(void)
+say_room(Move *m)
 {
 	char		b1[32],
 				b2[32],
 				b3[32];
 
-	if (M.size_bytes < 0)
+	if (m->size_bytes < 0)
 		return;
-	if (M.to_free >= 0)
+	if (m->to_free >= 0)
 		say("shard %d takes %s on the --from server; the copy needs about %s on the --to server, which has %s "
-			"free (--to-free)", M.shard, fmt_bytes(b1, sizeof(b1), (double) M.size_bytes),
-			fmt_bytes(b2, sizeof(b2), (double) M.room_needed), fmt_bytes(b3, sizeof(b3), (double) M.to_free));
+			"free (--to-free)", m->shard, fmt_bytes(b1, sizeof(b1), (double) m->size_bytes),
+			fmt_bytes(b2, sizeof(b2), (double) m->room_needed), fmt_bytes(b3, sizeof(b3), (double) m->to_free));
 	else
 		say("shard %d takes %s on the --from server; the copy needs about %s on the --to server (not checked: "
-			"give --to-free)", M.shard, fmt_bytes(b1, sizeof(b1), (double) M.size_bytes),
-			fmt_bytes(b2, sizeof(b2), (double) M.room_needed));
+			"give --to-free)", m->shard, fmt_bytes(b1, sizeof(b1), (double) m->size_bytes),
+			fmt_bytes(b2, sizeof(b2), (double) m->room_needed));
 }
 
 /*
@@ -890,33 +890,33 @@ say_room(void)
  * changes rather than undone at its cutover.
  */
 static int
-check_floor_readable(void)
+check_floor_readable(Move *m)
 {
 	char	   *has = NULL;
 
-	if (!get_value(&M.from, &has,
+	if (!get_value(&m->from, &has,
 				   "SELECT pg_catalog.to_regprocedure('shardid_internal.check_id_columns(name)')::pg_catalog.text", 0))
-		refuse("could not query the --from server: %s", db_error());
+		refuse(m, "could not query the --from server: %s", db_error());
 	if (has == NULL)
 		return 0;
 	free(has);
-	if (exec_sql(&M.from, "SELECT shardid_internal.check_id_columns($1::pg_catalog.name)", 1, M.schema))
+	if (exec_sql(&m->from, "SELECT shardid_internal.check_id_columns($1::pg_catalog.name)", 1, m->schema))
 		return 0;
-	error_msg("the --to server would refuse to register shard %d: %s", M.shard, db_error());
+	error_msg("the --to server would refuse to register shard %d: %s", m->shard, db_error());
 	hint_msg("Give the column a btree index (or the bigint type) on the --from server first: "
 			 "SELECT problem, object, fix FROM shardid.doctor(scan_rows => false) there names the statement.");
 	return 1;
 }
 
 static int
-preflight(void)
+preflight(Move *m)
 {
-	PGresult   *res = query(&M.from, NEEDS_SQL, 2, M.src_schema_oid, M.online ? "true" : "false");
+	PGresult   *res = query(&m->from, NEEDS_SQL, 2, m->src_schema_oid, m->online ? "true" : "false");
 	int			i,
 				problems = 0;
 
 	if (res == NULL)
-		refuse("could not read what schema \"%s\" needs: %s", M.schema, db_error());
+		refuse(m, "could not read what schema \"%s\" needs: %s", m->schema, db_error());
 	for (i = 0; i < PQntuples(res); i++)
 	{
 		const char *kind = PQgetvalue(res, i, 0);
@@ -933,13 +933,13 @@ preflight(void)
 			continue;
 		}
 		if (is(kind, "role"))
-			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1::name", 1, name);
+			ok = get_value(&m->to, &found, "SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1::name", 1, name);
 		else if (is(kind, "table"))
-			ok = get_value(&M.to, &found, "SELECT pg_catalog.to_regclass($1)::pg_catalog.text", 1, name);
+			ok = get_value(&m->to, &found, "SELECT pg_catalog.to_regclass($1)::pg_catalog.text", 1, name);
 		else
-			ok = get_value(&M.to, &found, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = $1::name", 1, name);
+			ok = get_value(&m->to, &found, "SELECT 1 FROM pg_catalog.pg_extension WHERE extname = $1::name", 1, name);
 		if (!ok)
-			refuse("could not query the --to server: %s", db_error());
+			refuse(m, "could not query the --to server: %s", db_error());
 		if (found == NULL)
 		{
 			error_msg("%s %s does not exist on the --to server: %s", kind, name, why);
@@ -948,10 +948,10 @@ preflight(void)
 		free(found);
 	}
 	PQclear(res);
-	problems += check_shardid_needs();
-	problems += check_floor_readable();
-	problems += check_room();
-	return problems + check_shapes();
+	problems += check_shardid_needs(m);
+	problems += check_floor_readable(m);
+	problems += check_room(m);
+	return problems + check_shapes(m);
 }
 
 /*
@@ -960,58 +960,58 @@ preflight(void)
  * behind its back would leave its metadata pointing at the old placement.
  */
 static void
-check_not_citus(Server *s)
+check_not_citus(Move *m, Server *s)
 {
 	char	   *v = NULL;
 
 	if (!get_value(s, &v, "SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_partition')::text", 0))
-		refuse("could not query the %s server: %s", s->option, db_error());
+		refuse(m, "could not query the %s server: %s", s->option, db_error());
 	if (v == NULL)
 		return;
 	if (!get_value(s, &v,
 				   "SELECT pg_catalog.string_agg(c.relname::pg_catalog.text, ', ') FROM pg_catalog.pg_dist_partition p "
 				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
-				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, M.schema))
-		refuse("could not query the %s server: %s", s->option, db_error());
+				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name", 1, m->schema))
+		refuse(m, "could not query the %s server: %s", s->option, db_error());
 	if (v != NULL)
-		refuse("schema \"%s\" holds Citus tables on the %s server (%s): Citus places and moves them; "
+		refuse(m, "schema \"%s\" holds Citus tables on the %s server (%s): Citus places and moves them; "
 			   "run SELECT citus_schema_move('%s', '<worker host>', <worker port>); on the coordinator instead; "
-			   "nothing was changed", M.schema, s->option, v, M.schema);
+			   "nothing was changed", m->schema, s->option, v, m->schema);
 }
 
 /* a new move: everything is checked before anything changes */
 void
-check_new_move(void)
+check_new_move(Move *m)
 {
 	char	   *v = NULL;
 	char	   *max_shard = NULL;
 
-	if (!get_value(&M.from, &max_shard, "SELECT max_shard::text FROM shardid.info()", 0))
-		refuse("could not read shardid.info(): %s", db_error());
-	if (M.shard > atoi(max_shard))
-		refuse("shard %d is out of range: a shard must be between 0 and %s", M.shard, max_shard);
+	if (!get_value(&m->from, &max_shard, "SELECT max_shard::text FROM shardid.info()", 0))
+		refuse(m, "could not read shardid.info(): %s", db_error());
+	if (m->shard > atoi(max_shard))
+		refuse(m, "shard %d is out of range: a shard must be between 0 and %s", m->shard, max_shard);
 
-	if (!registered_schema(&M.from, M.shard_s, &M.schema))
-		refuse("could not read the shard registry of the --from server: %s", db_error());
-	if (M.schema == NULL)
-		refuse("shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", M.shard);
-	check_not_citus(&M.from);
-	check_not_citus(&M.to);
+	if (!registered_schema(&m->from, m->shard_s, &m->schema))
+		refuse(m, "could not read the shard registry of the --from server: %s", db_error());
+	if (m->schema == NULL)
+		refuse(m, "shard %d does not live in the --from database (see SELECT * FROM shardid.shards there)", m->shard);
+	check_not_citus(m, &m->from);
+	check_not_citus(m, &m->to);
 
-	if (!registered_schema(&M.to, M.shard_s, &v))
-		refuse("could not read the shard registry of the --to server: %s", db_error());
+	if (!registered_schema(&m->to, m->shard_s, &v))
+		refuse(m, "could not read the shard registry of the --to server: %s", db_error());
 	if (v != NULL)
-		refuse("shard %d already lives on the --to server (schema \"%s\"); nothing was changed", M.shard, v);
-	if (!get_value(&M.to, &v, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, M.schema))
-		refuse("could not query the --to server: %s", db_error());
+		refuse(m, "shard %d already lives on the --to server (schema \"%s\"); nothing was changed", m->shard, v);
+	if (!get_value(&m->to, &v, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, m->schema))
+		refuse(m, "could not query the --to server: %s", db_error());
 	if (v != NULL)
-		refuse("schema \"%s\" already exists on the --to server; nothing was changed", M.schema);
+		refuse(m, "schema \"%s\" already exists on the --to server; nothing was changed", m->schema);
 
-	inspect_source();
+	inspect_source(m);
 
-	if (preflight() > 0)
-		refuse("shard %d cannot move as it is (see above); nothing was changed", M.shard);
+	if (preflight(m) > 0)
+		refuse(m, "shard %d cannot move as it is (see above); nothing was changed", m->shard);
 
 	/*
 	 * A move copies the schema: a partition or inheritance child of one of
@@ -1019,7 +1019,7 @@ check_new_move(void)
 	 * would stay behind (the cutover's comparison would end the move after
 	 * the whole copy; say it before anything changes).
 	 */
-	if (!get_value(&M.from, &v,
+	if (!get_value(&m->from, &v,
 				   "SELECT pg_catalog.string_agg(pg_catalog.format('%s (of %s)', ch.oid::pg_catalog.regclass, "
 				   "par.oid::pg_catalog.regclass), ', ' ORDER BY ch.oid::pg_catalog.regclass::pg_catalog.text) "
 				   "FROM pg_catalog.pg_inherits i "
@@ -1028,46 +1028,46 @@ check_new_move(void)
 				   "WHERE par.relnamespace OPERATOR(pg_catalog.=) $1::pg_catalog.oid "
 				   "AND ch.relnamespace OPERATOR(pg_catalog.<>) par.relnamespace "
 				   "AND ch.relkind OPERATOR(pg_catalog.<>) ALL ('{i,I}'::pg_catalog.\"char\"[])",
-				   1, M.src_schema_oid))
-		refuse("could not query the --from server: %s", db_error());
+				   1, m->src_schema_oid))
+		refuse(m, "could not query the --from server: %s", db_error());
 	if (v != NULL)
-		refuse("tables of schema \"%s\" have partitions or inheritance children in other schemas: %s; "
+		refuse(m, "tables of schema \"%s\" have partitions or inheritance children in other schemas: %s; "
 			   "a move copies the schema only, and their rows would stay behind: attach them to the schema "
-			   "(ALTER TABLE ... SET SCHEMA) or detach them first; nothing was changed", M.schema, v);
+			   "(ALTER TABLE ... SET SCHEMA) or detach them first; nothing was changed", m->schema, v);
 
-	if (M.online)
+	if (m->online)
 	{
 		char	   *bad = NULL;
 		char	   *free_slots = NULL;
 
-		if (!get_value(&M.from, &v, "SELECT pg_catalog.current_setting('wal_level')", 0))
-			refuse("could not query the --from server: %s", db_error());
+		if (!get_value(&m->from, &v, "SELECT pg_catalog.current_setting('wal_level')", 0))
+			refuse(m, "could not query the --from server: %s", db_error());
 		if (!is(v, "logical"))
-			refuse("--online needs wal_level = logical on the --from server (it is %s); nothing was changed", v);
-		if (!get_value(&M.from, &bad,
+			refuse(m, "--online needs wal_level = logical on the --from server (it is %s); nothing was changed", v);
+		if (!get_value(&m->from, &bad,
 					   "SELECT pg_catalog.string_agg(pg_catalog.quote_ident(c.relname), ', ') FROM pg_catalog.pg_class c "
 					   "WHERE c.relnamespace = $1::oid AND c.relkind = 'r' AND (c.relreplident = 'n' OR "
 					   "(c.relreplident = 'd' AND NOT EXISTS (SELECT FROM pg_catalog.pg_index i "
 					   " WHERE i.indrelid = c.oid AND i.indisprimary)))",
-					   1, M.src_schema_oid))
-			refuse("could not query the --from server: %s", db_error());
+					   1, m->src_schema_oid))
+			refuse(m, "could not query the --from server: %s", db_error());
 		if (bad)
-			refuse("--online cannot carry updates and deletes of tables without a primary key or replica identity: %s",
+			refuse(m, "--online cannot carry updates and deletes of tables without a primary key or replica identity: %s",
 				   bad);
-		if (!get_value(&M.from, &free_slots,
+		if (!get_value(&m->from, &free_slots,
 					   "SELECT (pg_catalog.current_setting('max_replication_slots')::integer - "
 					   "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots))::text", 0))
-			refuse("could not query the --from server: %s", db_error());
-		if (atoi(free_slots) < 1 + (M.ntables > 2 ? 2 : M.ntables))
-			refuse("--online needs %d free replication slots on the --from server, it has %s (max_replication_slots)",
-				   1 + (M.ntables > 2 ? 2 : M.ntables), free_slots);
+			refuse(m, "could not query the --from server: %s", db_error());
+		if (atoi(free_slots) < 1 + (m->ntables > 2 ? 2 : m->ntables))
+			refuse(m, "--online needs %d free replication slots on the --from server, it has %s (max_replication_slots)",
+				   1 + (m->ntables > 2 ? 2 : m->ntables), free_slots);
 	}
-	if (check_leftovers() > 0)
-		refuse("replication objects of an earlier move of shard %d are left; nothing was changed", M.shard);
-	if (!get_value(&M.from, &M.move_id, "SELECT pg_catalog.gen_random_uuid()::text", 0))
-		refuse("could not make a move id: %s", db_error());
-	name_move(false);
-	M.method = M.online ? "online" : "offline";
+	if (check_leftovers(m) > 0)
+		refuse(m, "replication objects of an earlier move of shard %d are left; nothing was changed", m->shard);
+	if (!get_value(&m->from, &m->move_id, "SELECT pg_catalog.gen_random_uuid()::text", 0))
+		refuse(m, "could not make a move id: %s", db_error());
+	name_move(m, false);
+	m->method = m->online ? "online" : "offline";
 }
 
 /*
@@ -1075,18 +1075,18 @@ check_new_move(void)
  * subscription are named shardid_move_<shard>, without the move id.
  */
 static bool
-legacy_names(void)
+legacy_names(Move *m)
 {
 	char	   *v = NULL;
 
-	name_move(true);
-	if (M.from.conn &&
-		get_value(&M.from, &v,
+	name_move(m, true);
+	if (m->from.conn &&
+		get_value(&m->from, &v,
 				  "SELECT 1 WHERE EXISTS (SELECT FROM pg_catalog.pg_publication WHERE pubname = $1::name) "
 				  "OR EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name)",
-				  1, M.name) && v)
+				  1, m->name) && v)
 		return true;
-	if (M.to.conn && subscription_oid(&M.to, M.name, &v) && v)
+	if (m->to.conn && subscription_oid(&m->to, m->name, &v) && v)
 		return true;
 	return false;
 }
@@ -1097,15 +1097,15 @@ legacy_names(void)
  * shardid_move_<shard>_*.  Each is an error with the SQL that drops it.
  */
 static int
-check_leftovers(void)
+check_leftovers(Move *m)
 {
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 	char		prefix[OBJECT_NAME_LEN];
 	int			k,
 				i,
 				problems = 0;
 
-	snprintf(prefix, sizeof(prefix), "shardid_move_%d", M.shard);
+	snprintf(prefix, sizeof(prefix), "shardid_move_%d", m->shard);
 	for (k = 0; k < 2; k++)
 	{
 		PGresult   *res = query(s[k],
@@ -1122,30 +1122,30 @@ check_leftovers(void)
 								2, prefix, xprintf("%s\\_%%", prefix));
 
 		if (res == NULL)
-			refuse("could not look for what earlier moves left on the %s server: %s", s[k]->option, db_error());
+			refuse(m, "could not look for what earlier moves left on the %s server: %s", s[k]->option, db_error());
 		for (i = 0; i < PQntuples(res); i++, problems++)
 		{
 			const char *kind = PQgetvalue(res, i, 0);
 			const char *name = PQgetvalue(res, i, 1);
 
 			error_msg("the %s server holds %s \"%s\", left by an earlier move of shard %d", s[k]->option,
-					  kind, name, M.shard);
+					  kind, name, m->shard);
 			if (kind[0] == 'p')
 				hint_msg("If no move of shard %d is running, drop it there: DROP PUBLICATION \"%s\";",
-						 M.shard, name);
+						 m->shard, name);
 			else if (kind[0] == 'r')
 			{
 				char	   *stop = PQgetisnull(res, i, 2) ? xstrdup("") :
 					xprintf("SELECT pg_catalog.pg_terminate_backend(%s); ", PQgetvalue(res, i, 2));
 
 				hint_msg("If no move of shard %d is running, drop it there: %sSELECT "
-						 "pg_catalog.pg_drop_replication_slot('%s');", M.shard, stop, name);
+						 "pg_catalog.pg_drop_replication_slot('%s');", m->shard, stop, name);
 				free(stop);
 			}
 			else
 				hint_msg("If no move of shard %d is running, drop it there: ALTER SUBSCRIPTION \"%s\" DISABLE; "
 						 "ALTER SUBSCRIPTION \"%s\" SET (slot_name = NONE); DROP SUBSCRIPTION \"%s\";",
-						 M.shard, name, name, name);
+						 m->shard, name, name, name);
 		}
 		PQclear(res);
 	}
@@ -1154,71 +1154,71 @@ check_leftovers(void)
 
 /* read both journals; true when an unfinished move of the shard exists */
 bool
-load_unfinished(void)
+load_unfinished(Move *m)
 {
 	JournalRow	a,
 				b;
 
 	journal_clear(&a);
 	journal_clear(&b);
-	if ((M.from.conn && !journal_unfinished(&M.from, M.shard_s, &a)) ||
-		(M.to.conn && !journal_unfinished(&M.to, M.shard_s, &b)))
-		refuse("could not read the move journal: %s", db_error());
+	if ((m->from.conn && !journal_unfinished(&m->from, m->shard_s, &a)) ||
+		(m->to.conn && !journal_unfinished(&m->to, m->shard_s, &b)))
+		refuse(m, "could not read the move journal: %s", db_error());
 	if (a.found && !is(a.side, "source"))
-		refuse("the --from server records an unfinished move of shard %d to it, started %s: "
-			   "give the servers the other way round", M.shard, a.started_at);
+		refuse(m, "the --from server records an unfinished move of shard %d to it, started %s: "
+			   "give the servers the other way round", m->shard, a.started_at);
 	if (b.found && !is(b.side, "target"))
-		refuse("the --to server records an unfinished move of shard %d away from it, started %s: "
-			   "give the servers the other way round", M.shard, b.started_at);
+		refuse(m, "the --to server records an unfinished move of shard %d away from it, started %s: "
+			   "give the servers the other way round", m->shard, b.started_at);
 	if (a.found && b.found && !is(a.move_id, b.move_id))
-		refuse("the two servers record different unfinished moves of shard %d (%s on the --from server, "
+		refuse(m, "the two servers record different unfinished moves of shard %d (%s on the --from server, "
 			   "%s on the --to server); finish or abort each with the server it names (column peer of "
-			   "shardid.move_journal)", M.shard, a.move_id, b.move_id);
+			   "shardid.move_journal)", m->shard, a.move_id, b.move_id);
 	if (!a.found && !b.found)
 		return false;
 	/* the other side's row of the same move, whatever its phase */
-	if (!a.found && M.from.conn)
-		journal_by_id(&M.from, b.move_id, "source", &a);
-	if (!b.found && M.to.conn)
-		journal_by_id(&M.to, a.move_id, "target", &b);
-	M.jsrc = a;
-	M.jdst = b;
+	if (!a.found && m->from.conn)
+		journal_by_id(&m->from, b.move_id, "source", &a);
+	if (!b.found && m->to.conn)
+		journal_by_id(&m->to, a.move_id, "target", &b);
+	m->jsrc = a;
+	m->jdst = b;
 	{
 		const JournalRow *j = b.found ? &b : &a;
 
-		M.move_id = xstrdup(j->move_id);
-		M.schema = xstrdup(j->schema);
-		M.method = xstrdup(j->method);
-		M.online = is(M.method, "online");
+		m->move_id = xstrdup(j->move_id);
+		m->schema = xstrdup(j->schema);
+		m->method = xstrdup(j->method);
+		m->online = is(m->method, "online");
 	}
 	/* "?": the server did not answer, its phase is unknown */
-	set_phase(M.src_phase, a.found ? a.phase : M.from.conn ? "" : "?");
-	set_phase(M.dst_phase, b.found ? b.phase : M.to.conn ? "" : "?");
-	M.dst_schema_oid = b.found ? b.schema_oid : NULL;
-	M.sub_oid = b.found && b.sub_oid ? b.sub_oid : (a.found ? a.sub_oid : NULL);
-	name_move(legacy_names());
+	set_phase(m->src_phase, a.found ? a.phase : m->from.conn ? "" : "?");
+	set_phase(m->dst_phase, b.found ? b.phase : m->to.conn ? "" : "?");
+	m->dst_schema_oid = b.found ? b.schema_oid : NULL;
+	m->sub_oid = b.found && b.sub_oid ? b.sub_oid : (a.found ? a.sub_oid : NULL);
+	name_move(m, legacy_names(m));
 	return true;
 }
 
 void
-describe_unfinished(void)
+describe_unfinished(Move *m)
 {
-	const JournalRow *j = M.jdst.found ? &M.jdst : &M.jsrc;
+	const JournalRow *j = m->jdst.found ? &m->jdst : &m->jsrc;
 	char	   *slots;
 
 	error_msg("shard %d has an unfinished %s move (schema \"%s\", started %s by %s)",
-			  M.shard, M.method, M.schema, j->started_at, j->started_by);
-	if (M.jsrc.found)
-		detail_msg("The --from server records phase \"%s\": %s.", M.jsrc.phase, source_phase_meaning(M.jsrc.phase));
+			  m->shard, m->method, m->schema, j->started_at, j->started_by);
+	if (m->jsrc.found)
+		detail_msg("The --from server records phase \"%s\": %s.", m->jsrc.phase, source_phase_meaning(m->jsrc.phase));
 	else
 		detail_msg("The --from server records nothing of this move.");
-	if (M.jdst.found)
-		detail_msg("The --to server records phase \"%s\": %s.", M.jdst.phase, target_phase_meaning(M.jdst.phase));
+	if (m->jdst.found)
+		detail_msg("The --to server records phase \"%s\": %s.", m->jdst.phase, target_phase_meaning(m->jdst.phase));
 	else
 		detail_msg("The --to server records nothing of this move.");
-	slots = slots_of_move(&M.from, M.name, M.sub_oid);
-	hint_drop_slots(&M.from, slots);
-	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
+	slots = slots_of_move(&m->from, m->name, m->sub_oid);
+	hint_drop_slots(&m->from, slots);
+	if (target_rank(m->dst_phase) >= RANK_CUT_OVER)
 		hint_msg("Run the same command with --resume to finish the move (it is past the point of no return).");
 	else
 		hint_msg("Run the same command with --resume to finish the move, or with --abort to undo it.");
@@ -1226,13 +1226,13 @@ describe_unfinished(void)
 
 /* does the --from server hold a finished move of the shard, not dropped yet? */
 bool
-moved_away_pending(void)
+moved_away_pending(Move *m)
 {
 	char	   *v = NULL;
 
-	if (!get_value(&M.from, &v,
+	if (!get_value(&m->from, &v,
 				   "SELECT move_id FROM shardid.move_journal WHERE shard = $1::integer AND side = 'source' "
-				   "AND phase = 'moved-away' LIMIT 1", 1, M.shard_s))
-		refuse("could not read the move journal of the --from server: %s", db_error());
+				   "AND phase = 'moved-away' LIMIT 1", 1, m->shard_s))
+		refuse(m, "could not read the move journal of the --from server: %s", db_error());
 	return v != NULL;
 }

@@ -24,6 +24,7 @@
 static long long
 copy_progress_poll(CopyProgress *cp)
 {
+	Move	   *m = cp->move;
 	PGresult   *res;
 	int			i,
 				r;
@@ -56,30 +57,30 @@ copy_progress_poll(CopyProgress *cp)
 				"JOIN pg_catalog.pg_class c ON c.oid = p.relid "
 				"JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
 				"WHERE n.nspname = $1::name AND p.command = $2",
-				2, M.schema, cp->command);
-	for (i = 0; i < M.ntables; i++)
-		if (M.tables[i].seen == 1)
-			M.tables[i].seen = 2;	/* ended, unless still listed */
+				2, m->schema, cp->command);
+	for (i = 0; i < m->ntables; i++)
+		if (m->tables[i].seen == 1)
+			m->tables[i].seen = 2;	/* ended, unless still listed */
 	if (res)
 	{
 		for (r = 0; r < PQntuples(res); r++)
-			for (i = 0; i < M.ntables; i++)
-				if (is(M.tables[i].name, PQgetvalue(res, r, 0)))
+			for (i = 0; i < m->ntables; i++)
+				if (is(m->tables[i].name, PQgetvalue(res, r, 0)))
 				{
-					M.tables[i].seen = 1;
-					M.tables[i].copied = atoll(PQgetvalue(res, r, 1));
+					m->tables[i].seen = 1;
+					m->tables[i].copied = atoll(PQgetvalue(res, r, 1));
 				}
 		PQclear(res);
 	}
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
-		long long	n = M.tables[i].kind != 'r' ? 0 :
-			M.tables[i].rows ? M.tables[i].rows : M.tables[i].estimate;
+		long long	n = m->tables[i].kind != 'r' ? 0 :
+			m->tables[i].rows ? m->tables[i].rows : m->tables[i].estimate;
 
-		if (M.tables[i].seen == 2)
-			done += n > M.tables[i].copied ? n : M.tables[i].copied;
-		else if (M.tables[i].seen == 1)
-			done += M.tables[i].copied;
+		if (m->tables[i].seen == 2)
+			done += n > m->tables[i].copied ? n : m->tables[i].copied;
+		else if (m->tables[i].seen == 1)
+			done += m->tables[i].copied;
 	}
 	return done;
 }
@@ -88,6 +89,7 @@ void
 copy_progress_tick(void *arg)
 {
 	CopyProgress *cp = arg;
+	Move	   *m = cp->move;
 	long long	done;
 	double		elapsed,
 				rate;
@@ -127,7 +129,7 @@ copy_progress_tick(void *arg)
 	rate = elapsed > 0 ? done / elapsed : 0;
 	if (cp->total > 0)
 		progress("%s: %s of %s%s rows (%.0f%%), %s rows/s, %s left%s",
-				 cp->label, fmt_count(a, sizeof(a), done), M.online ? "~" : "",
+				 cp->label, fmt_count(a, sizeof(a), done), m->online ? "~" : "",
 				 fmt_count(b, sizeof(b), cp->total),
 				 100.0 * (done > cp->total ? cp->total : done) / cp->total,
 				 fmt_count(c, sizeof(c), rate),
@@ -139,38 +141,38 @@ copy_progress_tick(void *arg)
 }
 
 void
-copy_progress_reset(void)
+copy_progress_reset(Move *m)
 {
 	int			i;
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
-		M.tables[i].seen = 0;
-		M.tables[i].copied = 0;
+		m->tables[i].seen = 0;
+		m->tables[i].copied = 0;
 	}
 }
 
 static void
-run_child(const char *const argv[], const char *out, CopyProgress *cp, const char *what,
+run_child(Move *m, const char *const argv[], const char *out, CopyProgress *cp, const char *what,
 		  const char *password)
 {
-	char	   *err = xprintf("%s/%s.err", M.tmpdir, strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
+	char	   *err = xprintf("%s/%s.err", m->tmpdir, strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
 	pid_t		pid;
 	int			status;
 
-	check_interrupt();
+	check_interrupt(m);
 	if (cp)
 	{
-		copy_progress_reset();
+		copy_progress_reset(m);
 		cp->started = now_seconds();
 	}
 	pid = child_start(argv, out, err, password);
 	if (pid < 0)
-		fail("could not start %s", argv[0]);
+		fail(m, "could not start %s", argv[0]);
 	status = child_wait(pid, cp ? copy_progress_tick : NULL, cp);
 	progress_end();
 	if (status == -2)
-		fail("interrupted");
+		fail(m, "interrupted");
 	if (status != 0)
 	{
 		char	   *tail = file_tail(err, 4);
@@ -178,7 +180,7 @@ run_child(const char *const argv[], const char *out, CopyProgress *cp, const cha
 		error_msg("%s failed (exit status %d)", what, status);
 		if (tail[0])
 			detail_msg("%s", tail);
-		fail("%s failed", what);
+		fail(m, "%s failed", what);
 	}
 	unlink(err);
 	free(err);
@@ -203,10 +205,10 @@ rows_tick(void *arg, long long rows)
  * Before a failure: the undo freezes and drops on the same tables, which
  * the reading transaction would keep locked.
  */
-static void rows_fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+static void rows_fail(Move *m, const char *fmt,...) PRINTF_LIKE(2, 3) NORETURN;
 
 static void
-rows_fail(const char *fmt,...)
+rows_fail(Move *m, const char *fmt,...)
 {
 	va_list		ap;
 	char		msg[8192];
@@ -214,11 +216,11 @@ rows_fail(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	tx_rollback(&M.rows_src);
-	server_close(&M.rows_src);
-	tx_rollback(&M.rows_dst);
-	server_close(&M.rows_dst);
-	fail("%s", msg);
+	tx_rollback(&m->rows_src);
+	server_close(&m->rows_src);
+	tx_rollback(&m->rows_dst);
+	server_close(&m->rows_dst);
+	fail(m, "%s", msg);
 }
 
 /*
@@ -264,14 +266,14 @@ rows_fail(const char *fmt,...)
  * only the types' output functions, which only superusers write.
  */
 static void
-copy_rows_as_owners(void)
+copy_rows_as_owners(Move *m)
 {
-	Server	   *src = &M.rows_src,
-			   *dst = &M.rows_dst;
-	char	  **cols = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **make = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **own = xcalloc(M.ntables + 1, sizeof(char *));
-	char	  **oid = xcalloc(M.ntables + 1, sizeof(char *));
+	Server	   *src = &m->rows_src,
+			   *dst = &m->rows_dst;
+	char	  **cols = xcalloc(m->ntables + 1, sizeof(char *));
+	char	  **make = xcalloc(m->ntables + 1, sizeof(char *));
+	char	  **own = xcalloc(m->ntables + 1, sizeof(char *));
+	char	  **oid = xcalloc(m->ntables + 1, sizeof(char *));
 	char	   *enc = NULL,
 			   *bad = NULL;
 	char	   *scratch = random_name("shardid_move_");
@@ -282,32 +284,32 @@ copy_rows_as_owners(void)
 
 	memset(src, 0, sizeof(*src));
 	memset(dst, 0, sizeof(*dst));
-	src->option = M.from.option;
-	src->conninfo = M.from.conninfo;
-	dst->option = M.to.option;
-	dst->conninfo = M.to.conninfo;
+	src->option = m->from.option;
+	src->conninfo = m->from.conninfo;
+	dst->option = m->to.option;
+	dst->conninfo = m->to.conninfo;
 	if (!server_connect(src) ||
 		!exec_sql(src, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0) ||
 		!get_value(src, &enc, "SELECT pg_catalog.current_setting('server_encoding')", 0) ||
 		!exec_sql(src, ROWS_SETTINGS_SQL, 1, enc))
-		rows_fail("could not read the rows of shard %d on the --from server: %s", M.shard, db_error());
+		rows_fail(m, "could not read the rows of shard %d on the --from server: %s", m->shard, db_error());
 	sql = xprintf("CREATE SCHEMA %s", scratch);
 	if (!server_connect(dst) ||
 		!exec_sql(dst, ROWS_SETTINGS_SQL, 1, enc) ||
 		!tx_begin(dst) ||
 		!exec_sql(dst, sql, 0))
-		rows_fail("could not write the rows of shard %d on the --to server: %s", M.shard, db_error());
+		rows_fail(m, "could not write the rows of shard %d on the --to server: %s", m->shard, db_error());
 	free(sql);
 
 	/* every table of rows first, and the functions' text */
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		PGresult   *res;
 		char	   *body,
 				   *lbody,
 				   *qowner;
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
 		res = query(src,
 					"SELECT pg_catalog.string_agg(pg_catalog.quote_ident(attname), ', ' ORDER BY attnum), "
@@ -317,23 +319,23 @@ copy_rows_as_owners(void)
 					"FROM (SELECT attname, attnum, atttypid, atttypmod, pg_catalog.row_number() OVER (ORDER BY attnum) n "
 					"FROM pg_catalog.pg_attribute WHERE attrelid = $1::pg_catalog.regclass AND attnum > 0 "
 					"AND NOT attisdropped AND attgenerated = '') a",
-					1, M.tables[i].qname);
+					1, m->tables[i].qname);
 		if (res == NULL)
-			rows_fail("could not read the columns of table %s on the --from server: %s", M.tables[i].qname, db_error());
+			rows_fail(m, "could not read the columns of table %s on the --from server: %s", m->tables[i].qname, db_error());
 		if (PQgetisnull(res, 0, 0))
-			rows_fail("table %s has no column but generated ones: shardid-move cannot copy its rows", M.tables[i].qname);
+			rows_fail(m, "table %s has no column but generated ones: shardid-move cannot copy its rows", m->tables[i].qname);
 		cols[i] = xstrdup(PQgetvalue(res, 0, 0));
 		if (!get_value(dst, &oid[i], "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
-					   M.tables[i].qname))
-			rows_fail("could not find table %s on the --to server: %s", M.tables[i].qname, db_error());
+					   m->tables[i].qname))
+			rows_fail(m, "could not find table %s on the --to server: %s", m->tables[i].qname, db_error());
 		sql = xprintf("CREATE UNLOGGED TABLE %s.shardid_move_rows_%d (%s)", scratch, i, PQgetvalue(res, 0, 1));
 		body = xprintf("DECLARE n pg_catalog.int8; BEGIN INSERT INTO %s (%s) OVERRIDING SYSTEM VALUE "
 					   "SELECT %s FROM %s.shardid_move_rows_%d; "
 					   "GET DIAGNOSTICS n = ROW_COUNT; RETURN n; END",
-					   M.tables[i].qname, cols[i], PQgetvalue(res, 0, 2), scratch, i);
+					   m->tables[i].qname, cols[i], PQgetvalue(res, 0, 2), scratch, i);
 		PQclear(res);
 		lbody = quote_literal(dst, body);
-		qowner = quote_ident(dst, M.tables[i].owner);
+		qowner = quote_ident(dst, m->tables[i].owner);
 		ok = exec_sql(dst, sql, 0);
 		free(sql);
 		sql = xprintf("GRANT SELECT ON %s.shardid_move_rows_%d TO %s", scratch, i, qowner);
@@ -351,52 +353,52 @@ copy_rows_as_owners(void)
 		free(lbody);
 		free(qowner);
 		if (!ok)
-			rows_fail("could not prepare the copy of table %s on the --to server: %s", M.tables[i].qname, db_error());
+			rows_fail(m, "could not prepare the copy of table %s on the --to server: %s", m->tables[i].qname, db_error());
 	}
 
 	/* the rows, as text */
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *out,
 				   *in;
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
 		if (interrupted_by)
-			rows_fail("interrupted");
-		out = xprintf("COPY %s (%s) TO STDOUT", M.tables[i].qname, cols[i]);
+			rows_fail(m, "interrupted");
+		out = xprintf("COPY %s (%s) TO STDOUT", m->tables[i].qname, cols[i]);
 		in = xprintf("COPY %s.shardid_move_rows_%d FROM STDIN", scratch, i);
-		ok = copy_stream(src, out, dst, in, &n, rows_tick, M.tables[i].qname);
+		ok = copy_stream(src, out, dst, in, &n, rows_tick, m->tables[i].qname);
 		progress_end();
 		free(out);
 		free(in);
 		if (!ok)
-			rows_fail("could not copy the rows of table %s: %s", M.tables[i].qname, db_error());
+			rows_fail(m, "could not copy the rows of table %s: %s", m->tables[i].qname, db_error());
 	}
 	tx_rollback(src);
 	server_close(src);
 
 	/* written by their owners */
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *call,
 				   *written = NULL,
 				   *now_oid = NULL;
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
 		if (interrupted_by)
-			rows_fail("interrupted");
-		progress("copy: writing table %s as its owner %s", M.tables[i].qname, M.tables[i].owner);
+			rows_fail(m, "interrupted");
+		progress("copy: writing table %s as its owner %s", m->tables[i].qname, m->tables[i].owner);
 		call = xprintf("SELECT %s.shardid_move_write_%d()", scratch, i);
 		ok = exec_sql(dst, make[i], 0) && exec_sql(dst, own[i], 0) &&
 			get_value(dst, &now_oid, "SELECT $1::pg_catalog.regclass::pg_catalog.oid::pg_catalog.text", 1,
-					  M.tables[i].qname);
+					  m->tables[i].qname);
 		if (ok && (now_oid == NULL || strcmp(now_oid, oid[i]) != 0))
 		{
 			free(call);
-			rows_fail("could not write the rows of table %s: it is no longer the table pg_restore made on the --to "
-					  "server (dropped and made again while an owner's code ran)", M.tables[i].qname);
+			rows_fail(m, "could not write the rows of table %s: it is no longer the table pg_restore made on the --to "
+					  "server (dropped and made again while an owner's code ran)", m->tables[i].qname);
 		}
 		free(now_oid);
 		now_oid = NULL;
@@ -409,8 +411,8 @@ copy_rows_as_owners(void)
 		{
 			char	   *why = xstrdup(db_error());
 
-			rows_fail("could not write the rows of table %s as its owner %s: %s", M.tables[i].qname,
-					  M.tables[i].owner, why);
+			rows_fail(m, "could not write the rows of table %s as its owner %s: %s", m->tables[i].qname,
+					  m->tables[i].owner, why);
 		}
 		free(written);
 	}
@@ -427,19 +429,19 @@ copy_rows_as_owners(void)
 				   "WHERE t.tgdeferrable AND NOT r.rolsuper "
 				   "UNION ALL SELECT pg_catalog.format('cursor %I WITH HOLD', name) FROM pg_catalog.pg_cursors "
 				   "WHERE is_holdable) l", 0))
-		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+		rows_fail(m, "could not commit the rows of shard %d on the --to server: %s", m->shard, db_error());
 	if (bad != NULL)
-		rows_fail("could not commit the rows of shard %d on the --to server: %s, which the commit would run as a "
-				  "superuser", M.shard, bad);
+		rows_fail(m, "could not commit the rows of shard %d on the --to server: %s, which the commit would run as a "
+				  "superuser", m->shard, bad);
 	sql = xprintf("DROP SCHEMA %s CASCADE", scratch);
 	if (!exec_sql(dst, sql, 0))
-		rows_fail("could not drop the move's schema %s on the --to server: %s", scratch, db_error());
+		rows_fail(m, "could not drop the move's schema %s on the --to server: %s", scratch, db_error());
 	free(sql);
 	free(scratch);
 	if (!tx_commit(dst))
-		rows_fail("could not commit the rows of shard %d on the --to server: %s", M.shard, db_error());
+		rows_fail(m, "could not commit the rows of shard %d on the --to server: %s", m->shard, db_error());
 	server_close(dst);
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		free(cols[i]);
 		free(make[i]);
@@ -458,16 +460,16 @@ copy_rows_as_owners(void)
  * schema this move created on the target, in one transaction.
  */
 void
-copy_schema(bool schema_only)
+copy_schema(Move *m, bool schema_only)
 {
-	char	   *dump = xprintf("%s/shard.dump", M.tmpdir);
-	char	   *list = xprintf("%s/shard.list", M.tmpdir);
-	char	   *list2 = xprintf("%s/shard.use", M.tmpdir);
-	char	   *schema_arg = xprintf("--schema=%s", M.pattern);
+	char	   *dump = xprintf("%s/shard.dump", m->tmpdir);
+	char	   *list = xprintf("%s/shard.list", m->tmpdir);
+	char	   *list2 = xprintf("%s/shard.use", m->tmpdir);
+	char	   *schema_arg = xprintf("--schema=%s", m->pattern);
 	const char *from_pw,
 			   *to_pw;
-	char	   *from_ci = child_conninfo(&M.from, &from_pw);
-	char	   *to_ci = child_conninfo(&M.to, &to_pw);
+	char	   *from_ci = child_conninfo(&m->from, &from_pw);
+	char	   *to_ci = child_conninfo(&m->to, &to_pw);
 	char	   *from_db = xprintf("--dbname=%s", from_ci);
 	char	   *to_db = xprintf("--dbname=%s", to_ci);
 	char	   *list_arg = xprintf("--use-list=%s", list2);
@@ -479,25 +481,26 @@ copy_schema(bool schema_only)
 	int			i;
 	long long	total = 0;
 
-	for (i = 0; i < M.ntables; i++)
-		if (M.tables[i].kind == 'r')
-			total += M.tables[i].rows ? M.tables[i].rows : M.tables[i].estimate;
+	for (i = 0; i < m->ntables; i++)
+		if (m->tables[i].kind == 'r')
+			total += m->tables[i].rows ? m->tables[i].rows : m->tables[i].estimate;
+	cp.move = m;
 	cp.total = total;
 
 	{
-		const char *argv[] = {M.pg_dump, "--format=custom", schema_arg, file_arg,
+		const char *argv[] = {m->pg_dump, "--format=custom", schema_arg, file_arg,
 			"--no-publications", "--no-subscriptions", schema_only ? "--schema-only" : "--no-sync",
 		from_db, NULL};
 
-		cp.server = &M.from;
+		cp.server = &m->from;
 		cp.label = "copy, reading from the --from server";
 		cp.command = "COPY TO";
-		run_child(argv, NULL, schema_only ? NULL : &cp, "pg_dump of the --from server", from_pw);
+		run_child(m, argv, NULL, schema_only ? NULL : &cp, "pg_dump of the --from server", from_pw);
 	}
 	{
-		const char *argv[] = {M.pg_restore, "--list", dump, NULL};
+		const char *argv[] = {m->pg_restore, "--list", dump, NULL};
 
-		run_child(argv, list, NULL, "pg_restore --list", NULL);
+		run_child(m, argv, list, NULL, "pg_restore --list", NULL);
 	}
 
 	/*
@@ -508,9 +511,9 @@ copy_schema(bool schema_only)
 	in = fopen(list, "r");
 	out = fopen(list2, "w");
 	if (in == NULL || out == NULL)
-		fail("could not filter the list of the dump: %s", strerror(errno));
+		fail(m, "could not filter the list of the dump: %s", strerror(errno));
 	{
-		char	   *skip = xprintf("2615 %s SCHEMA ", M.src_schema_oid);
+		char	   *skip = xprintf("2615 %s SCHEMA ", m->src_schema_oid);
 
 		while (fgets(line, sizeof(line), in))
 		{
@@ -533,30 +536,30 @@ copy_schema(bool schema_only)
 	fclose(out);
 
 	pause_point("restore");
-	check_interrupt();
+	check_interrupt(m);
 	if (schema_only)
 	{
-		const char *argv[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+		const char *argv[] = {m->pg_restore, "--single-transaction", "--exit-on-error",
 		list_arg, to_db, dump, NULL};
 
-		run_child(argv, NULL, NULL, "pg_restore into the --to server", to_pw);
+		run_child(m, argv, NULL, NULL, "pg_restore into the --to server", to_pw);
 	}
 	else
 	{
 		/* the definitions, the sequences' positions; the rows; the indexes, keys, triggers */
-		const char *before[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+		const char *before[] = {m->pg_restore, "--single-transaction", "--exit-on-error",
 			"--section=pre-data", "--section=data", list_arg, to_db, dump, NULL};
-		const char *after[] = {M.pg_restore, "--single-transaction", "--exit-on-error",
+		const char *after[] = {m->pg_restore, "--single-transaction", "--exit-on-error",
 		"--section=post-data", list_arg, to_db, dump, NULL};
 
-		run_child(before, NULL, NULL, "pg_restore into the --to server", to_pw);
-		copy_rows_as_owners();
-		check_interrupt();
-		cp.server = &M.to;
+		run_child(m, before, NULL, NULL, "pg_restore into the --to server", to_pw);
+		copy_rows_as_owners(m);
+		check_interrupt(m);
+		cp.server = &m->to;
 		cp.label = "copy, building indexes and keys on the --to server";
 		cp.command = "COPY FROM";
 		cp.by_relid = true;
-		run_child(after, NULL, &cp, "pg_restore into the --to server", to_pw);
+		run_child(m, after, NULL, &cp, "pg_restore into the --to server", to_pw);
 	}
 	unlink(dump);
 	unlink(list);
@@ -579,73 +582,73 @@ copy_schema(bool schema_only)
  * transaction: the journal always names exactly the schema this move made.
  */
 void
-target_fresh_schema(void)
+target_fresh_schema(Move *m)
 {
 	char	   *sql;
-	char	   *qowner = quote_ident(&M.to, M.owner);
+	char	   *qowner = quote_ident(&m->to, m->owner);
 	bool		ok;
 	char	   *oid = NULL;
 	char	   *old = NULL;
 
-	need(&M.to);
-	if (!drop_subscription(&M.to, M.name))
-		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", M.qschema, qowner);
-	ok = tx_begin(&M.to);
-	if (ok && M.dst_schema_oid)
-		ok = drop_schema_by_oid(&M.to, M.dst_schema_oid, &old);
+	need(m, &m->to);
+	if (!drop_subscription(&m->to, m->name))
+		fail(m, "could not drop subscription %s on the --to server: %s", m->name, db_error());
+	sql = xprintf("CREATE SCHEMA %s AUTHORIZATION %s", m->qschema, qowner);
+	ok = tx_begin(&m->to);
+	if (ok && m->dst_schema_oid)
+		ok = drop_schema_by_oid(&m->to, m->dst_schema_oid, &old);
 	ok = ok &&
-		journal_write(&M.to, "target", "copying") &&
-		exec_sql(&M.to, sql, 0) &&
-		get_value(&M.to, &oid, "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, M.schema) &&
-		exec_sql(&M.to,
+		journal_write(m, &m->to, "target", "copying") &&
+		exec_sql(&m->to, sql, 0) &&
+		get_value(&m->to, &oid, "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $1::name", 1, m->schema) &&
+		exec_sql(&m->to,
 				 "UPDATE shardid.move_journal SET schema_oid = $1::oid, subscription_oid = NULL, "
 				 "updated_at = pg_catalog.now() WHERE move_id = $2 AND side = 'target'",
-				 2, oid, M.move_id) &&
-		commit(&M.to);
+				 2, oid, m->move_id) &&
+		commit(m, &m->to);
 	free(sql);
 	free(qowner);
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.to);
-		fail("could not create schema \"%s\" on the --to server: %s", M.schema, why);
+		rollback(m, &m->to);
+		fail(m, "could not create schema \"%s\" on the --to server: %s", m->schema, why);
 	}
 	if (old)
 		say("--to server: the partial copy of an earlier attempt was dropped");
-	M.dst_schema_oid = oid;
+	m->dst_schema_oid = oid;
 }
 
 /* offline: dump and restore the frozen shard */
 void
-step_copy_offline(void)
+step_copy_offline(Move *m)
 {
-	long long  *counts = xcalloc(M.ntables + 1, sizeof(long long));
+	long long  *counts = xcalloc(m->ntables + 1, sizeof(long long));
 	int			i;
 	double		t = now_seconds();
 	char		a[32];
 
-	M.step = "the copy";
-	check_interrupt();
-	target_fresh_schema();
-	need(&M.from);
-	if (!count_rows(&M.from, M.tables, M.ntables, counts))
-		fail("could not count the rows of shard %d on the --from server: %s", M.shard, db_error());
-	M.rows_total = 0;
-	for (i = 0; i < M.ntables; i++)
+	m->step = "the copy";
+	check_interrupt(m);
+	target_fresh_schema(m);
+	need(m, &m->from);
+	if (!count_rows(&m->from, m->tables, m->ntables, counts))
+		fail(m, "could not count the rows of shard %d on the --from server: %s", m->shard, db_error());
+	m->rows_total = 0;
+	for (i = 0; i < m->ntables; i++)
 	{
-		M.tables[i].rows = counts[i];
-		M.rows_total += counts[i];
+		m->tables[i].rows = counts[i];
+		m->rows_total += counts[i];
 	}
 	free(counts);
-	say("copying schema \"%s\": %s, %s rows, %s", M.schema, count_of(M.ntables, "table", "tables"),
-		fmt_count(a, sizeof(a), M.rows_total), count_of(M.nseqs, "sequence", "sequences"));
-	copy_schema(false);
+	say("copying schema \"%s\": %s, %s rows, %s", m->schema, count_of(m->ntables, "table", "tables"),
+		fmt_count(a, sizeof(a), m->rows_total), count_of(m->nseqs, "sequence", "sequences"));
+	copy_schema(m, false);
 	pause_point("copy");
-	check_interrupt();
-	need(&M.to);
-	if (!journal_write(&M.to, "target", "copied"))
-		fail("could not record the copy on the --to server: %s", db_error());
+	check_interrupt(m);
+	need(m, &m->to);
+	if (!journal_write(m, &m->to, "target", "copied"))
+		fail(m, "could not record the copy on the --to server: %s", db_error());
 	say("copied in %.1f s", now_seconds() - t);
 }

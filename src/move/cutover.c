@@ -15,22 +15,22 @@
 
 #include "move.h"
 
-static void wait_clock(Server *s, const char *what_then);
+static void wait_clock(Move *m, Server *s, const char *what_then);
 
 static bool
-freeze_source_tx(Server *s)
+freeze_source_tx(Move *m, Server *s)
 {
-	return journal_write(s, "source", "frozen-for-move") && freeze_tables(s);
+	return journal_write(m, s, "source", "frozen-for-move") && freeze_tables(m, s);
 }
 
 /* source: record frozen-for-move and make every table refuse writes */
 void
-step_freeze(void)
+step_freeze(Move *m)
 {
-	bool		again = is(M.src_phase, "frozen-for-move");
+	bool		again = is(m->src_phase, "frozen-for-move");
 
-	M.step = "the freeze";
-	check_interrupt();
+	m->step = "the freeze";
+	check_interrupt(m);
 	/*
 	 * The --to server's clock must pass the shard's newest id before the
 	 * cutover: waited for here, while the shard still takes writes, so that
@@ -39,63 +39,63 @@ step_freeze(void)
 	 * freeze.
 	 */
 	if (!again)
-		wait_clock(&M.from, "nothing was frozen");
-	if (!tx_with_lock_retry(&M.from, freeze_source_tx, "refuse writes to the shard"))
-		fail("could not freeze shard %d on the --from server", M.shard);
-	M.changed = true;
+		wait_clock(m, &m->from, "nothing was frozen");
+	if (!tx_with_lock_retry(m, &m->from, freeze_source_tx, "refuse writes to the shard"))
+		fail(m, "could not freeze shard %d on the --from server", m->shard);
+	m->changed = true;
 	if (!again)
-		M.frozen_at = now_seconds();
+		m->frozen_at = now_seconds();
 	say(again ? "writes to shard %d stay refused on the --from server" :
-		"writes to shard %d are refused on the --from server from now on", M.shard);
+		"writes to shard %d are refused on the --from server from now on", m->shard);
 	pause_point("freeze");
-	check_interrupt();
+	check_interrupt(m);
 }
 
 void
-step_verify(void)
+step_verify(Move *m)
 {
-	char	  **pa = xcalloc(M.nseqs + 1, sizeof(char *));
-	char	  **pb = xcalloc(M.nseqs + 1, sizeof(char *));
+	char	  **pa = xcalloc(m->nseqs + 1, sizeof(char *));
+	char	  **pb = xcalloc(m->nseqs + 1, sizeof(char *));
 	int			i;
 	long long	rows;
 	char		buf[32];
 
-	M.step = "the verification";
+	m->step = "the verification";
 	pause_point("verify");
-	check_interrupt();
-	need(&M.from);
-	need(&M.to);
+	check_interrupt(m);
+	need(m, &m->from);
+	need(m, &m->to);
 	/*
 	 * The schema and its tables on the --to server back to their owners,
 	 * whose rights read the rows: an apply into PostgreSQL 15 held them
 	 * (hold_target_tables()), and its subscription is gone by now
 	 */
-	if (!tx_begin(&M.to) || !give_back_owners(&M.to) || !commit(&M.to))
+	if (!tx_begin(&m->to) || !give_back_owners(m, &m->to) || !commit(m, &m->to))
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.to);
-		fail("could not give schema \"%s\" back to its owners on the --to server: %s", M.schema, why);
+		rollback(m, &m->to);
+		fail(m, "could not give schema \"%s\" back to its owners on the --to server: %s", m->schema, why);
 	}
-	rows = verify_rows();
-	if (!sequence_positions(&M.from, M.seqs, M.nseqs, pa))
-		fail("could not read the sequences on the --from server: %s", db_error());
-	if (!sequence_positions(&M.to, M.seqs, M.nseqs, pb))
-		fail("could not read the sequences on the --to server: %s", db_error());
-	for (i = 0; i < M.nseqs; i++)
+	rows = verify_rows(m);
+	if (!sequence_positions(&m->from, m->seqs, m->nseqs, pa))
+		fail(m, "could not read the sequences on the --from server: %s", db_error());
+	if (!sequence_positions(&m->to, m->seqs, m->nseqs, pb))
+		fail(m, "could not read the sequences on the --to server: %s", db_error());
+	for (i = 0; i < m->nseqs; i++)
 		if (!is(pa[i], pb[i]))
-			fail("sequence %s is at %s on the --from server but at %s on the --to server",
-				 M.seqs[i].qname, pa[i], pb[i]);
-	M.rows_total = rows;
-	if (!journal_write(&M.to, "target", "verified"))
-		fail("could not record the verification on the --to server: %s", db_error());
+			fail(m, "sequence %s is at %s on the --from server but at %s on the --to server",
+				 m->seqs[i].qname, pa[i], pb[i]);
+	m->rows_total = rows;
+	if (!journal_write(m, &m->to, "target", "verified"))
+		fail(m, "could not record the verification on the --to server: %s", db_error());
 	say("verified: the rows of %s (%s rows, by the hashes of their contents) and %s match",
-		count_of(M.ntables, "table", "tables"), fmt_count(buf, sizeof(buf), rows),
-		count_of(M.nseqs, "sequence position", "sequence positions"));
+		count_of(m->ntables, "table", "tables"), fmt_count(buf, sizeof(buf), rows),
+		count_of(m->nseqs, "sequence position", "sequence positions"));
 }
 
 /*
- * The newest id of shard M.shard stored on server s (offline: the --from
+ * The newest id of the move's shard stored on server s (offline: the --from
  * server before the freeze, the --to server after the copy) that the --to
  * server's clock must pass before the cutover, as milliseconds of the epoch
  * (shardid.id_millis()); NULL when there is none.
@@ -112,7 +112,7 @@ step_verify(void)
  * Each column is read by its table's owner (owner_values()).
  */
 static char *
-newest_own_id(Server *s, const char *bound_id)
+newest_own_id(Move *m, Server *s, const char *bound_id)
 {
 	PGresult   *res;
 	char	   *newest = NULL;
@@ -130,9 +130,9 @@ newest_own_id(Server *s, const char *bound_id)
 				"JOIN pg_catalog.pg_class c ON c.relnamespace OPERATOR(pg_catalog.=) s.oid "
 				"AND c.relname OPERATOR(pg_catalog.=) d.table_name "
 				"WHERE d.schema_name OPERATOR(pg_catalog.=) $1::name",
-				1, M.schema);
+				1, m->schema);
 	if (res == NULL)
-		fail("could not read the id columns of schema \"%s\" on the %s server: %s", M.schema,
+		fail(m, "could not read the id columns of schema \"%s\" on the %s server: %s", m->schema,
 			 s->option, db_error());
 	n = PQntuples(res);
 	owners = xcalloc(n + 1, sizeof(char *));
@@ -145,7 +145,7 @@ newest_own_id(Server *s, const char *bound_id)
 		char	   *qc = quote_ident(s, PQgetvalue(res, i, 1));
 
 		owners[i] = xstrdup(PQgetvalue(res, i, 2));
-		names[i] = xprintf("%s.%s", M.qschema, qt);
+		names[i] = xprintf("%s.%s", m->qschema, qt);
 		/* "<newest within the bound> <newest beyond it>", "-" for none */
 		sqls[i] = xprintf("SELECT COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) 0 "
 						  "AND %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8)::pg_catalog.text, '-') "
@@ -153,13 +153,13 @@ newest_own_id(Server *s, const char *bound_id)
 						  "COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) 0 "
 						  "OR %s OPERATOR(pg_catalog.>=) %s::pg_catalog.int8)::pg_catalog.text, '-') "
 						  "FROM %s.%s WHERE shardid.id_shard(%s) OPERATOR(pg_catalog.=) %d",
-						  qc, qc, qc, bound_id, qc, qc, qc, bound_id, M.qschema, qt, qc, M.shard);
+						  qc, qc, qc, bound_id, qc, qc, qc, bound_id, m->qschema, qt, qc, m->shard);
 		free(qt);
 		free(qc);
 	}
 	PQclear(res);
 	if (!owner_values(s, n, owners, sqls, vals))
-		fail("could not find the newest id of shard %d: %s", M.shard, db_error());
+		fail(m, "could not find the newest id of shard %d: %s", m->shard, db_error());
 	for (i = 0; i < n; i++)
 	{
 		char		within[32] = "-",
@@ -168,7 +168,7 @@ newest_own_id(Server *s, const char *bound_id)
 
 		if (vals[i])
 			(void) sscanf(vals[i], "%31s %31s", within, beyond);
-		if (!is(beyond, "-") && !M.beyond_reported)
+		if (!is(beyond, "-") && !m->beyond_reported)
 		{
 			char	   *when = NULL;
 
@@ -177,16 +177,16 @@ newest_own_id(Server *s, const char *bound_id)
 			warning_msg("table %s holds id %s of shard %d, made for %s, further ahead than either server's "
 						"clock allows the shard's ids (shardid.max_lead_ms + 1.25 s): the cutover does not "
 						"wait for it, and the shard's new ids will sort below it",
-						names[i], beyond, M.shard, when);
+						names[i], beyond, m->shard, when);
 			hint_msg("A clock that ran that far ahead, or a role that may insert into %s, wrote it; find "
 					 "the row (WHERE shardid.id_shard(id) = %d AND (id < 0 OR id >= %s)) before trusting "
-					 "the order of the shard's ids.", names[i], M.shard, bound_id);
+					 "the order of the shard's ids.", names[i], m->shard, bound_id);
 			free(when);
-			M.beyond_reported = true;
+			m->beyond_reported = true;
 		}
 		if (!is(within, "-") &&
 			!get_value(s, &millis, "SELECT shardid.id_millis($1::pg_catalog.int8)::pg_catalog.text", 1, within))
-			fail("could not decode the newest id of shard %d: %s", M.shard, db_error());
+			fail(m, "could not decode the newest id of shard %d: %s", m->shard, db_error());
 		if (millis && (newest == NULL || atoll(millis) > atoll(newest)))
 		{
 			free(newest);
@@ -213,9 +213,9 @@ newest_own_id(Server *s, const char *bound_id)
  * of the --to server's: the wait is for them).
  */
 static char *
-bound(void)
+bound(Move *m)
 {
-	Server	   *s[] = {&M.from, &M.to};
+	Server	   *s[] = {&m->from, &m->to};
 	char	   *b = NULL;
 	int			i;
 
@@ -223,12 +223,12 @@ bound(void)
 	{
 		char	   *v = NULL;
 
-		need(s[i]);
+		need(m, s[i]);
 		if (!get_value(s[i], &v,
 					   "SELECT shardid.min_id(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) "
 					   "pg_catalog.make_interval(secs => (max_lead_ms OPERATOR(pg_catalog.+) 1250) "
 					   "OPERATOR(pg_catalog./) 1000.0))::pg_catalog.text FROM shardid.info()", 0) || v == NULL)
-			fail("could not read the clock of the %s server: %s", s[i]->option, db_error());
+			fail(m, "could not read the clock of the %s server: %s", s[i]->option, db_error());
 		if (b == NULL || strtoll(v, NULL, 10) > strtoll(b, NULL, 10))
 		{
 			free(b);
@@ -246,14 +246,14 @@ bound(void)
  * get there fails the move with what_then (whether writes are refused).
  */
 static void
-wait_clock(Server *s, const char *what_then)
+wait_clock(Move *m, Server *s, const char *what_then)
 {
 	char	   *newest;
-	char	   *bound_id = bound();
-	double		deadline = now_seconds() + M.timeout;
+	char	   *bound_id = bound(m);
+	double		deadline = now_seconds() + m->timeout;
 
-	need(s);
-	newest = newest_own_id(s, bound_id);
+	need(m, s);
+	newest = newest_own_id(m, s, bound_id);
 	free(bound_id);
 	if (newest == NULL)
 		return;
@@ -261,20 +261,20 @@ wait_clock(Server *s, const char *what_then)
 	{
 		char	   *behind = NULL;
 
-		check_interrupt();
-		need(&M.to);
-		if (!get_value(&M.to, &behind,
+		check_interrupt(m);
+		need(m, &m->to);
+		if (!get_value(&m->to, &behind,
 					   "SELECT ($1::bigint - (pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) * 1000)::bigint "
 					   "- (SELECT epoch_ms FROM shardid.info())))::text",
 					   1, newest))
-			fail("could not read the clock of the --to server: %s", db_error());
+			fail(m, "could not read the clock of the --to server: %s", db_error());
 		if (atoll(behind) < 0)
 		{
 			free(behind);
 			break;
 		}
 		if (now_seconds() > deadline)
-			fail("the --to server's clock is %s ms behind the newest id of shard %d (%s)", behind, M.shard,
+			fail(m, "the --to server's clock is %s ms behind the newest id of shard %d (%s)", behind, m->shard,
 				 what_then);
 		progress("waiting for the --to server's clock to pass the newest id: %s ms to go", behind);
 		nap(atoll(behind) > 100 ? 100 : (int) atoll(behind) + 1);
@@ -336,7 +336,7 @@ wait_clock(Server *s, const char *what_then)
  * the cutover (no OID).
  */
 static char *
-copy_unchanged_legacy_rows(void)
+copy_unchanged_legacy_rows(Move *m)
 {
 	char	   *rows = NULL;
 	char	   *copy = NULL;
@@ -344,20 +344,20 @@ copy_unchanged_legacy_rows(void)
 	bool		keeps;
 	PGresult   *res;
 
-	need(&M.from);
-	if (!keeps_legacy_ids(&M.from, &keeps))
-		fail("could not query the --from server: %s", db_error());
-	need(&M.to);
-	if (!get_value(&M.to, &copy,
+	need(m, &m->from);
+	if (!keeps_legacy_ids(&m->from, &keeps))
+		fail(m, "could not query the --from server: %s", db_error());
+	need(m, &m->to);
+	if (!get_value(&m->to, &copy,
 				   "SELECT COALESCE(pg_catalog.json_object_agg(c.relname, pg_catalog.json_build_object("
 				   "'oid', c.oid, 'columns', " COLUMNS_SQL ", 'parts', " PARTS_SQL ")), '{}')::text "
 				   "FROM pg_catalog.pg_class c "
 				   "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				   "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
 				   "AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])",
-				   1, M.schema))
-		fail("could not list the tables of the copy on the --to server: %s", db_error());
-	need(&M.from);
+				   1, m->schema))
+		fail(m, "could not list the tables of the copy on the --to server: %s", db_error());
+	need(m, &m->from);
 	sql = xprintf("%s%s", "WITH here AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class c "
 				  "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
 				  "WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name "
@@ -389,22 +389,22 @@ copy_unchanged_legacy_rows(void)
 				  "JOIN here h ON h.oid OPERATOR(pg_catalog.=) l.tab::pg_catalog.oid "
 				  "JOIN copy y ON y.relname OPERATOR(pg_catalog.=) h.relname)" :
 				  "NULL::pg_catalog.text");
-	res = query(&M.from, sql, 2, M.schema, copy);
+	res = query(&m->from, sql, 2, m->schema, copy);
 	free(sql);
 	free(copy);
 	if (res == NULL)
-		fail("could not compare schema \"%s\" on the --from server with its copy: %s",
-			 M.schema, db_error());
+		fail(m, "could not compare schema \"%s\" on the --from server with its copy: %s",
+			 m->schema, db_error());
 	if (PQgetvalue(res, 0, 0)[0] != '\0')
 	{
 		char	   *diff = xstrdup(PQgetvalue(res, 0, 0));
 
 		PQclear(res);
-		fail("the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
+		fail(m, "the tables of schema \"%s\" on the --from server are no longer those of the copy on the "
 			 "--to server (%s): a table, a column or a partition was added, dropped or renamed after the copy "
 			 "began, whose rows, columns or legacy boundary (shardid.legacy_ids) the move would not carry; "
 			 "move the shard again",
-			 M.schema, diff);
+			 m->schema, diff);
 	}
 	if (!PQgetisnull(res, 0, 1))
 		rows = xstrdup(PQgetvalue(res, 0, 1));
@@ -414,38 +414,38 @@ copy_unchanged_legacy_rows(void)
 
 /* target: one transaction lets the copy take writes and registers the shard */
 void
-step_cutover(void)
+step_cutover(Move *m)
 {
 	bool		ok;
 	char	   *has_floor = NULL;
 	char	   *legacy;
 
-	M.step = "the cutover";
-	check_interrupt();
-	wait_clock(&M.to, "writes to the shard are refused");
-	say(M.beyond_reported ?
+	m->step = "the cutover";
+	check_interrupt(m);
+	wait_clock(m, &m->to, "writes to the shard are refused");
+	say(m->beyond_reported ?
 		"the --to server's clock is past the newest id of shard %d within the bound: its ids sort after those" :
-		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", M.shard);
-	check_interrupt();
-	need(&M.to);
-	if (!get_value(&M.to, &has_floor,
+		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", m->shard);
+	check_interrupt(m);
+	need(m, &m->to);
+	if (!get_value(&m->to, &has_floor,
 				   "SELECT (pg_catalog.to_regprocedure('shardid.raise_floor(integer)') IS NOT NULL)::text", 0))
-		fail("could not query the --to server: %s", db_error());
+		fail(m, "could not query the --to server: %s", db_error());
 	if (!is(has_floor, "true"))
 		warning_msg("the --to server has shardid older than 1.3, which keeps no floor of shard %d: "
 					"run ALTER EXTENSION shardid UPDATE there before it makes ids of the shard "
-					"(the update raises the floor of every registered shard)", M.shard);
-	legacy = copy_unchanged_legacy_rows();
+					"(the update raises the floor of every registered shard)", m->shard);
+	legacy = copy_unchanged_legacy_rows(m);
 	if (legacy != NULL && !is(has_floor, "true"))
-		fail("schema \"%s\" holds tables converted by shardid.convert_table(), whose legacy boundaries "
+		fail(m, "schema \"%s\" holds tables converted by shardid.convert_table(), whose legacy boundaries "
 			 "the --to server's shardid (older than 1.3) cannot keep: run ALTER EXTENSION shardid UPDATE "
-			 "there and move the shard again", M.schema);
-	need(&M.from);
-	if (!journal_write(&M.from, "source", "handing-over"))
-		fail("could not record the hand-over on the --from server: %s", db_error());
+			 "there and move the shard again", m->schema);
+	need(m, &m->from);
+	if (!journal_write(m, &m->from, "source", "handing-over"))
+		fail(m, "could not record the hand-over on the --from server: %s", db_error());
 	pause_point("handover");
-	check_interrupt();
-	need(&M.to);
+	check_interrupt(m);
+	need(m, &m->to);
 	/*
 	 * A row of shardid.legacy_ids outlives its table until a superuser
 	 * deletes it: rows on the --to server that name relations of the copy
@@ -460,11 +460,11 @@ step_cutover(void)
 	 * id the target makes from now on, after a crash or on a promoted
 	 * standby, sorts before the copied rows.
 	 */
-	ok = tx_begin(&M.to) &&
-		unfreeze_tables(&M.to, M.schema) &&
-		(!is(has_floor, "true") || delete_legacy_ids(&M.to, M.schema)) &&
+	ok = tx_begin(&m->to) &&
+		unfreeze_tables(&m->to, m->schema) &&
+		(!is(has_floor, "true") || delete_legacy_ids(&m->to, m->schema)) &&
 		(legacy == NULL ||
-		 exec_sql(&M.to,
+		 exec_sql(&m->to,
 				  "INSERT INTO shardid.legacy_ids AS l (tab, id_column, shard, legacy_below, converted_at, "
 				  "converted_by, trusted) "
 				  "SELECT (SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c "
@@ -477,51 +477,51 @@ step_cutover(void)
 				  "legacy_below = excluded.legacy_below, converted_at = excluded.converted_at, "
 				  "converted_by = excluded.converted_by, trusted = excluded.trusted",
 				  1, legacy)) &&
-		exec_sql(&M.to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, M.shard_s, M.schema) &&
+		exec_sql(&m->to, "SELECT shardid.register_shard($1::integer, $2::name)", 2, m->shard_s, m->schema) &&
 		(!is(has_floor, "true") ||
-		 exec_sql(&M.to, "SELECT shardid.raise_floor($1::integer)", 1, M.shard_s)) &&
-		journal_write(&M.to, "target", "cut-over") && commit(&M.to);
+		 exec_sql(&m->to, "SELECT shardid.raise_floor($1::integer)", 1, m->shard_s)) &&
+		journal_write(m, &m->to, "target", "cut-over") && commit(m, &m->to);
 	free(has_floor);
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.to);
-		fail("could not register shard %d on the --to server: %s", M.shard, why);
+		rollback(m, &m->to);
+		fail(m, "could not register shard %d on the --to server: %s", m->shard, why);
 	}
 	if (legacy != NULL)
 		say("the legacy boundaries of the converted tables of schema \"%s\" are recorded on the --to server",
-			M.schema);
+			m->schema);
 	free(legacy);
-	M.past_no_return = true;
-	say("cut over: shard %d is registered on the --to server, which takes its writes", M.shard);
-	if (M.frozen_at > 0)
-		say("writes to shard %d were refused for %.1f s, from the freeze to the cutover", M.shard,
-			now_seconds() - M.frozen_at);
+	m->past_no_return = true;
+	say("cut over: shard %d is registered on the --to server, which takes its writes", m->shard);
+	if (m->frozen_at > 0)
+		say("writes to shard %d were refused for %.1f s, from the freeze to the cutover", m->shard,
+			now_seconds() - m->frozen_at);
 	pause_point("cutover");
-	check_interrupt();
+	check_interrupt(m);
 }
 
 /* source: unregister the shard, keep the frozen copy; target: done */
 void
-step_finish(void)
+step_finish(Move *m)
 {
 	bool		ok;
 
-	M.step = "the end of the move";
-	need(&M.from);
-	ok = tx_begin(&M.from) &&
-		exec_sql(&M.from, "SELECT shardid.unregister_shard($1::integer)", 1, M.shard_s) &&
-		journal_write(&M.from, "source", "moved-away") && commit(&M.from);
+	m->step = "the end of the move";
+	need(m, &m->from);
+	ok = tx_begin(&m->from) &&
+		exec_sql(&m->from, "SELECT shardid.unregister_shard($1::integer)", 1, m->shard_s) &&
+		journal_write(m, &m->from, "source", "moved-away") && commit(m, &m->from);
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.from);
-		fail("could not unregister shard %d on the --from server: %s", M.shard, why);
+		rollback(m, &m->from);
+		fail(m, "could not unregister shard %d on the --from server: %s", m->shard, why);
 	}
-	need(&M.to);
-	if (!journal_write(&M.to, "target", "done"))
-		fail("could not record the end of the move on the --to server: %s", db_error());
-	say("shard %d now lives on the --to server: route it there", M.shard);
+	need(m, &m->to);
+	if (!journal_write(m, &m->to, "target", "done"))
+		fail(m, "could not record the end of the move on the --to server: %s", db_error());
+	say("shard %d now lives on the --to server: route it there", m->shard);
 }

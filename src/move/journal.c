@@ -99,9 +99,9 @@ journal_by_id(Server *s, const char *move_id, const char *side, JournalRow *j)
 
 /* record a phase: insert the row of this side, or move it on */
 bool
-journal_write(Server *s, const char *side, const char *phase)
+journal_write(Move *m, Server *s, const char *side, const char *phase)
 {
-	Server	   *peer = s == &M.from ? &M.to : &M.from;
+	Server	   *peer = s == &m->from ? &m->to : &m->from;
 
 	if (!exec_sql(s,
 				  "INSERT INTO shardid.move_journal AS j "
@@ -109,12 +109,12 @@ journal_write(Server *s, const char *side, const char *phase)
 				  "VALUES ($1, $2, $3::integer, $4::name, $5, $6, $7) "
 				  "ON CONFLICT (move_id, side) DO UPDATE "
 				  "SET phase = EXCLUDED.phase, updated_at = pg_catalog.now()",
-				  7, M.move_id, side, M.shard_s, M.schema, M.method, phase, peer->where))
+				  7, m->move_id, side, m->shard_s, m->schema, m->method, phase, peer->where))
 		return false;
 	if (PQtransactionStatus(s->conn) == PQTRANS_INTRANS)
-		set_phase(s == &M.from ? M.pending_src : M.pending_dst, phase);
+		set_phase(s == &m->from ? m->pending_src : m->pending_dst, phase);
 	else
-		set_phase(s == &M.from ? M.src_phase : M.dst_phase, phase);
+		set_phase(s == &m->from ? m->src_phase : m->dst_phase, phase);
 	return true;
 }
 

@@ -11,7 +11,7 @@
  *	 db.c			libpq connections, queries with $n parameters, quoting,
  *					connection strings for children and subscriptions, COPY
  *					from one connection to another
- *	 state.c		the move's state M, the move lock, how a run ends
+ *	 state.c		the move's state (Move), the move lock, how a run ends
  *					(finish, refuse, fail)
  *	 journal.c		phases and their order, rows of shardid.move_journal; the
  *					shard's row of shardid.shard_registry
@@ -328,7 +328,7 @@ typedef struct Move
 	const char *step;
 	const char *outcome;
 	char	   *error_text;
-	void		(*on_failure) (void);	/* what fail() runs: give_up() */
+	void		(*on_failure) (struct Move *m); /* what fail() runs: give_up() */
 	/* the connections of copy_rows_as_owners() (copy.c) */
 	Server		rows_src;
 	Server		rows_dst;
@@ -336,20 +336,19 @@ typedef struct Move
 	Verify	   *verify;
 } Move;
 
-extern Move M;
 extern bool is(const char *a, const char *b);
 extern char *count_of(long long n, const char *one, const char *many);
 extern void set_phase(char *buf, const char *phase);
-extern void name_move(bool legacy);
-extern bool commit(Server *s);
-extern void rollback(Server *s);
-extern void check_interrupt(void);
-extern int	take_move_lock(Server *s);
-extern char *move_lock_holder(Server *s);
-extern void need(Server *s);
-extern void finish(int code, const char *outcome) NORETURN;
-extern void fail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
-extern void refuse(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+extern void name_move(Move *m, bool legacy);
+extern bool commit(Move *m, Server *s);
+extern void rollback(Move *m, Server *s);
+extern void check_interrupt(Move *m);
+extern int	take_move_lock(Move *m, Server *s);
+extern char *move_lock_holder(Move *m, Server *s);
+extern void need(Move *m, Server *s);
+extern void finish(Move *m, int code, const char *outcome) NORETURN;
+extern void fail(Move *m, const char *fmt,...) PRINTF_LIKE(2, 3) NORETURN;
+extern void refuse(Move *m, const char *fmt,...) PRINTF_LIKE(2, 3) NORETURN;
 
 /* journal.c */
 #define RANK_CHECKED 1
@@ -369,18 +368,18 @@ extern void journal_clear(JournalRow *j);
 extern bool journal_fill(PGresult *res, JournalRow *j);
 extern bool journal_unfinished(Server *s, const char *shard, JournalRow *j);
 extern bool journal_by_id(Server *s, const char *move_id, const char *side, JournalRow *j);
-extern bool journal_write(Server *s, const char *side, const char *phase);
+extern bool journal_write(Move *m, Server *s, const char *side, const char *phase);
 extern const char *target_phase_meaning(const char *phase);
 extern const char *source_phase_meaning(const char *phase);
 extern bool registered_schema(Server *s, const char *shard, char **schema);
 
 /* objects.c */
-extern void inspect_source(void);
-extern bool lock_tables(Server *s, const char *mode);
-extern bool freeze_tables(Server *s);
-extern bool give_back_owners(Server *s);
+extern void inspect_source(Move *m);
+extern bool lock_tables(Move *m, Server *s, const char *mode);
+extern bool freeze_tables(Move *m, Server *s);
+extern bool give_back_owners(Move *m, Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
-extern bool tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what);
+extern bool tx_with_lock_retry(Move *m, Server *s, bool (*fn) (Move *m, Server *s), const char *what);
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
 extern bool count_rows(Server *s, const Table *tables, int ntables, long long *counts);
 extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
@@ -394,28 +393,29 @@ extern bool drop_slots(Server *s, const char *name, const char *sub_oid, bool ma
 extern bool unpublish(Server *s, const char *name, const char *sub_oid);
 extern char *slots_of_move(Server *s, const char *name, const char *sub_oid);
 extern void hint_drop_slots(Server *s, const char *slots);
-extern void report_state(void);
+extern void report_state(Move *m);
 
 /* undo.c */
-extern void give_up(void) NORETURN;
-extern bool undo_target(void);
-extern bool undo_source(void);
+extern void give_up(Move *m) NORETURN;
+extern bool undo_target(Move *m);
+extern bool undo_source(Move *m);
 
 /* checks.c */
-extern void connect_for_abort(void);
-extern void connect_both(void);
-extern void check_servers(void);
-extern void check_new_move(void);
-extern bool load_unfinished(void);
-extern void describe_unfinished(void);
-extern bool moved_away_pending(void);
-extern int	check_event_triggers(Server *s, const char *what);
-extern void say_room(void);
-extern bool hold_target_tables(Server *s, bool apply_as_superuser, bool *changed);
+extern void connect_for_abort(Move *m);
+extern void connect_both(Move *m);
+extern void check_servers(Move *m);
+extern void check_new_move(Move *m);
+extern bool load_unfinished(Move *m);
+extern void describe_unfinished(Move *m);
+extern bool moved_away_pending(Move *m);
+extern int	check_event_triggers(Move *m, Server *s, const char *what);
+extern void say_room(Move *m);
+extern bool hold_target_tables(Move *m, Server *s, bool apply_as_superuser, bool *changed);
 
 /* copy.c */
 typedef struct CopyProgress
 {
+	Move	   *move;			/* whose tables it follows */
 	Server	   *server;
 	const char *label;
 	const char *command;		/* 'COPY TO' or 'COPY FROM' */
@@ -430,28 +430,28 @@ typedef struct CopyProgress
 } CopyProgress;
 
 extern void copy_progress_tick(void *arg);
-extern void copy_progress_reset(void);
-extern void copy_schema(bool schema_only);
-extern void target_fresh_schema(void);
-extern void step_copy_offline(void);
+extern void copy_progress_reset(Move *m);
+extern void copy_schema(Move *m, bool schema_only);
+extern void target_fresh_schema(Move *m);
+extern void step_copy_offline(Move *m);
 
 /* verify.c */
-extern void hash_before_freeze(void);
-extern long long verify_rows(void);
+extern void hash_before_freeze(Move *m);
+extern long long verify_rows(Move *m);
 
 /* online.c */
-extern void step_publish(void);
-extern void step_copy_online(void);
-extern void step_wait_sync(void);
-extern void step_close_gap(void);
-extern void step_catch_up(void);
-extern void step_carry_sequences(void);
-extern void drop_replication(void);
+extern void step_publish(Move *m);
+extern void step_copy_online(Move *m);
+extern void step_wait_sync(Move *m);
+extern void step_close_gap(Move *m);
+extern void step_catch_up(Move *m);
+extern void step_carry_sequences(Move *m);
+extern void drop_replication(Move *m);
 
 /* cutover.c */
-extern void step_freeze(void);
-extern void step_verify(void);
-extern void step_cutover(void);
-extern void step_finish(void);
+extern void step_freeze(Move *m);
+extern void step_verify(Move *m);
+extern void step_cutover(Move *m);
+extern void step_finish(Move *m);
 
 #endif							/* SHARDID_MOVE_H */

@@ -19,77 +19,77 @@
 
 /* tables, sequences and owner of the schema on the source */
 void
-inspect_source(void)
+inspect_source(Move *m)
 {
 	PGresult   *res;
 	int			i;
 
-	M.qschema = quote_ident(&M.from, M.schema);
+	m->qschema = quote_ident(&m->from, m->schema);
 	{
 		/* pg_dump --schema takes a pattern: in double quotes a name is exact */
-		size_t		n = strlen(M.schema),
+		size_t		n = strlen(m->schema),
 					o = 0;
 
-		M.pattern = xcalloc(2 * n + 3, 1);
-		M.pattern[o++] = '"';
+		m->pattern = xcalloc(2 * n + 3, 1);
+		m->pattern[o++] = '"';
 		for (i = 0; i < (int) n; i++)
 		{
-			if (M.schema[i] == '"')
-				M.pattern[o++] = '"';
-			M.pattern[o++] = M.schema[i];
+			if (m->schema[i] == '"')
+				m->pattern[o++] = '"';
+			m->pattern[o++] = m->schema[i];
 		}
-		M.pattern[o++] = '"';
-		M.pattern[o] = '\0';
+		m->pattern[o++] = '"';
+		m->pattern[o] = '\0';
 	}
-	res = query(&M.from,
+	res = query(&m->from,
 				"SELECT n.oid, pg_catalog.pg_get_userbyid(n.nspowner) "
 				"FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::name",
-				1, M.schema);
+				1, m->schema);
 	if (res == NULL)
-		fail("could not read schema \"%s\" on the --from server: %s", M.schema, db_error());
+		fail(m, "could not read schema \"%s\" on the --from server: %s", m->schema, db_error());
 	if (PQntuples(res) == 0)
-		fail("schema \"%s\" of shard %d does not exist on the --from server", M.schema, M.shard);
-	M.src_schema_oid = xstrdup(PQgetvalue(res, 0, 0));
-	M.owner = xstrdup(PQgetvalue(res, 0, 1));
+		fail(m, "schema \"%s\" of shard %d does not exist on the --from server", m->schema, m->shard);
+	m->src_schema_oid = xstrdup(PQgetvalue(res, 0, 0));
+	m->owner = xstrdup(PQgetvalue(res, 0, 1));
 	PQclear(res);
 
-	res = query(&M.from,
+	res = query(&m->from,
 				"SELECT c.relname, c.relkind, GREATEST(c.reltuples, 0)::bigint, "
 				"pg_catalog.pg_get_userbyid(c.relowner) "
 				"FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p') "
 				"ORDER BY c.relname",
-				1, M.src_schema_oid);
+				1, m->src_schema_oid);
 	if (res == NULL)
-		fail("could not list the tables of schema \"%s\": %s", M.schema, db_error());
-	M.ntables = PQntuples(res);
-	M.tables = xcalloc(M.ntables + 1, sizeof(Table));
-	for (i = 0; i < M.ntables; i++)
+		fail(m, "could not list the tables of schema \"%s\": %s", m->schema, db_error());
+	m->ntables = PQntuples(res);
+	m->tables = xcalloc(m->ntables + 1, sizeof(Table));
+	for (i = 0; i < m->ntables; i++)
 	{
-		char	   *qt = quote_ident(&M.from, PQgetvalue(res, i, 0));
+		char	   *qt = quote_ident(&m->from, PQgetvalue(res, i, 0));
 
-		M.tables[i].name = xstrdup(PQgetvalue(res, i, 0));
-		M.tables[i].qname = xprintf("%s.%s", M.qschema, qt);
-		M.tables[i].kind = PQgetvalue(res, i, 1)[0];
-		M.tables[i].estimate = atoll(PQgetvalue(res, i, 2));
-		M.tables[i].owner = xstrdup(PQgetvalue(res, i, 3));
+		m->tables[i].name = xstrdup(PQgetvalue(res, i, 0));
+		m->tables[i].qname = xprintf("%s.%s", m->qschema, qt);
+		m->tables[i].kind = PQgetvalue(res, i, 1)[0];
+		m->tables[i].estimate = atoll(PQgetvalue(res, i, 2));
+		m->tables[i].owner = xstrdup(PQgetvalue(res, i, 3));
 		free(qt);
 	}
 	PQclear(res);
 
-	res = query(&M.from,
+	res = query(&m->from,
 				"SELECT c.relname FROM pg_catalog.pg_class c "
 				"WHERE c.relnamespace = $1::oid AND c.relkind = 'S' ORDER BY c.relname",
-				1, M.src_schema_oid);
+				1, m->src_schema_oid);
 	if (res == NULL)
-		fail("could not list the sequences of schema \"%s\": %s", M.schema, db_error());
-	M.nseqs = PQntuples(res);
-	M.seqs = xcalloc(M.nseqs + 1, sizeof(Seq));
-	for (i = 0; i < M.nseqs; i++)
+		fail(m, "could not list the sequences of schema \"%s\": %s", m->schema, db_error());
+	m->nseqs = PQntuples(res);
+	m->seqs = xcalloc(m->nseqs + 1, sizeof(Seq));
+	for (i = 0; i < m->nseqs; i++)
 	{
-		char	   *qn = quote_ident(&M.from, PQgetvalue(res, i, 0));
+		char	   *qn = quote_ident(&m->from, PQgetvalue(res, i, 0));
 
-		M.seqs[i].name = xstrdup(PQgetvalue(res, i, 0));
-		M.seqs[i].qname = xprintf("%s.%s", M.qschema, qn);
+		m->seqs[i].name = xstrdup(PQgetvalue(res, i, 0));
+		m->seqs[i].qname = xprintf("%s.%s", m->qschema, qn);
 		free(qn);
 	}
 	PQclear(res);
@@ -105,22 +105,22 @@ inspect_source(void)
  * refusal once the freeze commits).
  */
 bool
-lock_tables(Server *s, const char *mode)
+lock_tables(Move *m, Server *s, const char *mode)
 {
 	char	   *sql,
 			   *list = xstrdup("");
 	int			i;
 	bool		ok;
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
-		char	   *n = xprintf("%s%s%s", list, i ? ", " : "", M.tables[i].qname);
+		char	   *n = xprintf("%s%s%s", list, i ? ", " : "", m->tables[i].qname);
 
 		free(list);
 		list = n;
 	}
 	sql = xprintf("LOCK TABLE %s IN %s MODE", list, mode);
-	ok = M.ntables == 0 || exec_sql(s, sql, 0);
+	ok = m->ntables == 0 || exec_sql(s, sql, 0);
 	free(sql);
 	free(list);
 	return ok;
@@ -128,20 +128,20 @@ lock_tables(Server *s, const char *mode)
 
 /* in the current transaction: every table of the schema refuses writes */
 bool
-freeze_tables(Server *s)
+freeze_tables(Move *m, Server *s)
 {
 	char	   *sql;
 	int			i;
 	bool		ok;
-	char	   *arg = quote_literal(s, M.shard_s);
+	char	   *arg = quote_literal(s, m->shard_s);
 
-	ok = lock_tables(s, "SHARE ROW EXCLUSIVE");
-	for (i = 0; i < M.ntables && ok; i++)
+	ok = lock_tables(m, s, "SHARE ROW EXCLUSIVE");
+	for (i = 0; i < m->ntables && ok; i++)
 	{
 		sql = xprintf("CREATE OR REPLACE TRIGGER " GUARD_TRIGGER
 					  " BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %s"
 					  " FOR EACH STATEMENT EXECUTE FUNCTION shardid.move_guard(%s)",
-					  M.tables[i].qname, arg);
+					  m->tables[i].qname, arg);
 		ok = exec_sql(s, sql, 0);
 		free(sql);
 	}
@@ -157,7 +157,7 @@ freeze_tables(Server *s)
  * copy or an apply into PostgreSQL 16+.
  */
 bool
-give_back_owners(Server *s)
+give_back_owners(Move *m, Server *s)
 {
 	PGresult   *res = query(s,
 							"SELECT c.relname, r.rolname FROM pg_catalog.pg_class c "
@@ -166,7 +166,7 @@ give_back_owners(Server *s)
 							"WHERE n.nspname = $1::name AND c.relkind IN ('r', 'p') "
 							"UNION ALL SELECT NULL, r.rolname FROM pg_catalog.pg_namespace n "
 							"JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner WHERE n.nspname = $1::name",
-							1, M.schema);
+							1, m->schema);
 	int			i,
 				k;
 	bool		ok = true;
@@ -180,15 +180,15 @@ give_back_owners(Server *s)
 
 		if (PQgetisnull(res, i, 0))
 		{
-			owner = M.owner;
-			target = xprintf("SCHEMA %s", M.qschema);
+			owner = m->owner;
+			target = xprintf("SCHEMA %s", m->qschema);
 		}
 		else
-			for (k = 0; k < M.ntables; k++)
-				if (is(M.tables[k].name, PQgetvalue(res, i, 0)))
+			for (k = 0; k < m->ntables; k++)
+				if (is(m->tables[k].name, PQgetvalue(res, i, 0)))
 				{
-					owner = M.tables[k].owner;
-					target = xprintf("TABLE %s", M.tables[k].qname);
+					owner = m->tables[k].owner;
+					target = xprintf("TABLE %s", m->tables[k].qname);
 					break;
 				}
 		if (owner != NULL && !is(owner, PQgetvalue(res, i, 1)))
@@ -244,23 +244,23 @@ unfreeze_tables(Server *s, const char *schema)
  * a waiting freeze from queueing every writer behind it for long.
  */
 bool
-tx_with_lock_retry(Server *s, bool (*fn) (Server *), const char *what)
+tx_with_lock_retry(Move *m, Server *s, bool (*fn) (Move *m, Server *s), const char *what)
 {
-	double		deadline = now_seconds() + M.timeout;
+	double		deadline = now_seconds() + m->timeout;
 
 	for (;;)
 	{
 		bool		ok;
 
-		need(s);
+		need(m, s);
 		ok = tx_begin(s) &&
 			exec_sql(s, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
-			fn(s) &&
-			commit(s);
+			fn(m, s) &&
+			commit(m, s);
 		if (ok)
 			return true;
-		rollback(s);
-		check_interrupt();
+		rollback(m, s);
+		check_interrupt(m);
 		if ((!is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) &&
 			 !is(db_sqlstate(), SQLSTATE_DEADLOCK_DETECTED)) || now_seconds() > deadline)
 		{
@@ -640,7 +640,7 @@ hint_drop_slots(Server *s, const char *slots)
 
 /* one line saying what a server holds of the shard now */
 static void
-report_server(Server *s, const char *side, char **slots_out)
+report_server(Move *m, Server *s, const char *side, char **slots_out)
 {
 	PGresult   *res;
 	char	   *registered = NULL;
@@ -654,11 +654,11 @@ report_server(Server *s, const char *side, char **slots_out)
 	if (!server_ensure(s, REPORT_REACH_S))
 	{
 		say("%s server (%s): unreachable (%s); it keeps what its journal records: phase \"%s\" (%s)",
-			s->option, s->where, db_error(), side[0] == 's' ? M.src_phase : M.dst_phase,
-			side[0] == 's' ? source_phase_meaning(M.src_phase) : target_phase_meaning(M.dst_phase));
+			s->option, s->where, db_error(), side[0] == 's' ? m->src_phase : m->dst_phase,
+			side[0] == 's' ? source_phase_meaning(m->src_phase) : target_phase_meaning(m->dst_phase));
 		return;
 	}
-	registered_schema(s, M.shard_s, &registered);
+	registered_schema(s, m->shard_s, &registered);
 
 	res = query(s,
 				"SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c "
@@ -667,7 +667,7 @@ report_server(Server *s, const char *side, char **slots_out)
 				"        JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
 				"        WHERE c.relnamespace = n.oid AND t.tgname = '" GUARD_TRIGGER "') "
 				"FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::name",
-				1, M.schema);
+				1, m->schema);
 	if (res == NULL)
 		schema_state = xprintf("schema state unknown (%s)", db_error());
 	else if (PQntuples(res) == 0)
@@ -688,23 +688,23 @@ report_server(Server *s, const char *side, char **slots_out)
 	}
 	PQclear(res);
 
-	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
-	subscription_oid(s, M.name, &sub);
-	slots = slots_of_move(s, M.name, M.sub_oid);
-	if (M.move_id)
+	get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, m->name);
+	subscription_oid(s, m->name, &sub);
+	slots = slots_of_move(s, m->name, m->sub_oid);
+	if (m->move_id)
 	{
 		JournalRow	j;
 
-		journal_by_id(s, M.move_id, side, &j);
+		journal_by_id(s, m->move_id, side, &j);
 		journal = j.found ? xprintf("journal phase \"%s\"", j.phase) : xstrdup("no journal row");
 	}
 	else
 		journal = xstrdup("no journal row");
 
-	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, M.shard,
+	say("%s server (%s): shard %d %s; %s%s%s%s%s%s", s->option, s->where, m->shard,
 		registered ? "registered" : "not registered", schema_state,
 		pub ? "; publication " : "", pub ? pub : "",
-		sub ? "; subscription " : "", sub ? M.name : "",
+		sub ? "; subscription " : "", sub ? m->name : "",
 		slots && slots[0] ? "; replication slots of the move" : "");
 	say("%s server: %s", s->option, journal);
 	*slots_out = slots;
@@ -713,15 +713,15 @@ report_server(Server *s, const char *side, char **slots_out)
 }
 
 void
-report_state(void)
+report_state(Move *m)
 {
 	char	   *slots_from = NULL,
 			   *slots_to = NULL;
 
-	if (M.schema == NULL)
+	if (m->schema == NULL)
 		return;
-	report_server(&M.from, "source", &slots_from);
-	report_server(&M.to, "target", &slots_to);
-	hint_drop_slots(&M.from, slots_from);
-	hint_drop_slots(&M.to, slots_to);
+	report_server(m, &m->from, "source", &slots_from);
+	report_server(m, &m->to, "target", &slots_to);
+	hint_drop_slots(&m->from, slots_from);
+	hint_drop_slots(&m->to, slots_to);
 }

@@ -17,17 +17,17 @@
 #include "move.h"
 
 static bool
-publish_tx(Server *s)
+publish_tx(Move *m, Server *s)
 {
 	char	   *pub = NULL;
 	bool		ok;
 
-	ok = journal_write(s, "source", "publishing") &&
-		get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, M.name);
+	ok = journal_write(m, s, "source", "publishing") &&
+		get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, m->name);
 	if (ok && pub == NULL)
 	{
-		char	   *qpub = quote_ident(s, M.name);
-		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s", qpub, M.qschema);
+		char	   *qpub = quote_ident(s, m->name);
+		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s", qpub, m->qschema);
 
 		ok = exec_sql(s, sql, 0);
 		free(sql);
@@ -39,29 +39,29 @@ publish_tx(Server *s)
 
 /* source: the publication of the schema and the replication slot */
 void
-step_publish(void)
+step_publish(Move *m)
 {
 	char	   *slot = NULL;
 
-	M.step = "the publication";
-	check_interrupt();
-	need(&M.from);
-	if (!tx_begin(&M.from) || !publish_tx(&M.from) || !commit(&M.from))
+	m->step = "the publication";
+	check_interrupt(m);
+	need(m, &m->from);
+	if (!tx_begin(&m->from) || !publish_tx(m, &m->from) || !commit(m, &m->from))
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.from);
-		fail("could not publish schema \"%s\" on the --from server: %s", M.schema, why);
+		rollback(m, &m->from);
+		fail(m, "could not publish schema \"%s\" on the --from server: %s", m->schema, why);
 	}
-	M.changed = true;
-	if (!get_value(&M.from, &slot, "SELECT slot_name FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name",
-				   1, M.name))
-		fail("could not read the replication slots of the --from server: %s", db_error());
+	m->changed = true;
+	if (!get_value(&m->from, &slot, "SELECT slot_name FROM pg_catalog.pg_replication_slots WHERE slot_name = $1::name",
+				   1, m->name))
+		fail(m, "could not read the replication slots of the --from server: %s", db_error());
 	if (slot == NULL &&
-		!exec_sql(&M.from, "SELECT pg_catalog.pg_create_logical_replication_slot($1::name, 'pgoutput')", 1, M.name))
-		fail("could not create replication slot \"%s\" on the --from server: %s", M.name, db_error());
+		!exec_sql(&m->from, "SELECT pg_catalog.pg_create_logical_replication_slot($1::name, 'pgoutput')", 1, m->name))
+		fail(m, "could not create replication slot \"%s\" on the --from server: %s", m->name, db_error());
 	free(slot);
-	say("publication and replication slot %s created on the --from server", M.name);
+	say("publication and replication slot %s created on the --from server", m->name);
 }
 
 /*
@@ -98,7 +98,7 @@ step_publish(void)
  * transaction, with its privileges (DROP OWNED).
  */
 static bool
-make_apply_role(Server *s, const char *role)
+make_apply_role(Move *m, Server *s, const char *role)
 {
 	bool		v16 = PQserverVersion(s->conn) >= 160000;
 	char	   *qrole = quote_ident(s, role);
@@ -125,7 +125,7 @@ make_apply_role(Server *s, const char *role)
 					   "SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident("
 					   "pg_catalog.pg_get_userbyid(c.relowner)), ', ') "
 					   "FROM pg_catalog.pg_class c WHERE c.relnamespace = $1::oid AND c.relkind IN ('r', 'p')",
-					   1, M.dst_schema_oid);
+					   1, m->dst_schema_oid);
 		if (ok && owners)
 		{
 			sql = xprintf("GRANT %s TO %s WITH INHERIT FALSE, SET TRUE", owners, qrole);
@@ -134,7 +134,7 @@ make_apply_role(Server *s, const char *role)
 		}
 		if (ok)
 		{
-			sql = xprintf("GRANT USAGE ON SCHEMA %s TO %s", M.qschema, qrole);
+			sql = xprintf("GRANT USAGE ON SCHEMA %s TO %s", m->qschema, qrole);
 			ok = exec_sql(s, sql, 0);
 			free(sql);
 		}
@@ -145,12 +145,12 @@ make_apply_role(Server *s, const char *role)
 }
 
 static bool
-subscribe_tx(Server *s)
+subscribe_tx(Move *m, Server *s)
 {
-	char	   *conn = subscription_conninfo(&M.from);
+	char	   *conn = subscription_conninfo(&m->from);
 	char	   *lconn = quote_literal(s, conn);
-	char	   *qsub = quote_ident(s, M.name);
-	char	   *lslot = quote_literal(s, M.name);
+	char	   *qsub = quote_ident(s, m->name);
+	char	   *lslot = quote_literal(s, m->name);
 	/*
 	 * From PostgreSQL 16 on, the subscription applies each change as the
 	 * owner of its table, in a security-restricted operation, unless
@@ -168,24 +168,24 @@ subscribe_tx(Server *s)
 							  qsub, lconn, qsub, lslot,
 							  PQserverVersion(s->conn) >= 160000 ?
 							  ", run_as_owner = false, password_required = false" : "");
-	char	   *role = xprintf("shardid_move_%d_owner_", M.shard);
+	char	   *role = xprintf("shardid_move_%d_owner_", m->shard);
 	char	   *rrole = random_name(role);
 	char	   *qrole = quote_ident(s, rrole);
 	char	   *owner = xprintf("ALTER SUBSCRIPTION %s OWNER TO %s", qsub, qrole);
 	char	   *oid = NULL;
 	bool		ok;
 
-	ok = hold_target_tables(s, PQserverVersion(s->conn) < 160000, &M.target_changed) &&
-		freeze_tables(s) &&
-		make_apply_role(s, rrole) &&
+	ok = hold_target_tables(m, s, PQserverVersion(s->conn) < 160000, &m->target_changed) &&
+		freeze_tables(m, s) &&
+		make_apply_role(m, s, rrole) &&
 		exec_sql(s, sql, 0) &&
 		exec_sql(s, owner, 0) &&
-		subscription_oid(s, M.name, &oid) &&
-		journal_write(s, "target", "replicating") &&
+		subscription_oid(s, m->name, &oid) &&
+		journal_write(m, s, "target", "replicating") &&
 		exec_sql(s, "UPDATE shardid.move_journal SET subscription_oid = $1::oid "
-				 "WHERE move_id = $2 AND side = 'target'", 2, oid, M.move_id);
+				 "WHERE move_id = $2 AND side = 'target'", 2, oid, m->move_id);
 	if (ok)
-		M.sub_oid = oid;
+		m->sub_oid = oid;
 	free(conn);
 	free(lconn);
 	free(qsub);
@@ -200,40 +200,40 @@ subscribe_tx(Server *s)
 
 /* target: the definitions, frozen, and a subscription filling them */
 static void
-copy_online(void)
+copy_online(Move *m)
 {
-	M.step = "the copy";
-	check_interrupt();
-	target_fresh_schema();
-	say("copying the definitions of schema \"%s\" (%s, %s)", M.schema, count_of(M.ntables, "table", "tables"),
-		count_of(M.nseqs, "sequence", "sequences"));
-	copy_schema(true);
+	m->step = "the copy";
+	check_interrupt(m);
+	target_fresh_schema(m);
+	say("copying the definitions of schema \"%s\" (%s, %s)", m->schema, count_of(m->ntables, "table", "tables"),
+		count_of(m->nseqs, "sequence", "sequences"));
+	copy_schema(m, true);
 	pause_point("subscribe");
-	check_interrupt();
-	need(&M.to);
-	if (!tx_begin(&M.to) || !subscribe_tx(&M.to) || !commit(&M.to))
+	check_interrupt(m);
+	need(m, &m->to);
+	if (!tx_begin(&m->to) || !subscribe_tx(m, &m->to) || !commit(m, &m->to))
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.to);
-		if (M.target_changed)
-			fail("a table of schema \"%s\" changed on the --to server after the copy of its definitions, "
-				 "which the subscription would run as a superuser", M.schema);
-		fail("could not subscribe the --to server to the --from server: %s", why);
+		rollback(m, &m->to);
+		if (m->target_changed)
+			fail(m, "a table of schema \"%s\" changed on the --to server after the copy of its definitions, "
+				 "which the subscription would run as a superuser", m->schema);
+		fail(m, "could not subscribe the --to server to the --from server: %s", why);
 	}
-	need(&M.from);
-	if (!exec_sql(&M.from, "UPDATE shardid.move_journal SET subscription_oid = $1::oid, updated_at = pg_catalog.now() "
-				  "WHERE move_id = $2 AND side = 'source'", 2, M.sub_oid, M.move_id))
-		fail("could not record the subscription on the --from server: %s", db_error());
-	say("replicating schema \"%s\" while the --from server takes writes", M.schema);
+	need(m, &m->from);
+	if (!exec_sql(&m->from, "UPDATE shardid.move_journal SET subscription_oid = $1::oid, updated_at = pg_catalog.now() "
+				  "WHERE move_id = $2 AND side = 'source'", 2, m->sub_oid, m->move_id))
+		fail(m, "could not record the subscription on the --from server: %s", db_error());
+	say("replicating schema \"%s\" while the --from server takes writes", m->schema);
 }
 
 void
-step_copy_online(void)
+step_copy_online(Move *m)
 {
-	copy_online();
+	copy_online(m);
 	pause_point("copy");
-	check_interrupt();
+	check_interrupt(m);
 }
 
 /*
@@ -247,23 +247,23 @@ step_copy_online(void)
  * separated, or NULL.
  */
 static char *
-orphaned_syncs(void)
+orphaned_syncs(Move *m)
 {
 	char	   *copied = NULL;
 	char	   *orphans = NULL;
 
-	if (!get_value(&M.to, &copied,
+	if (!get_value(&m->to, &copied,
 				   "SELECT pg_catalog.string_agg(srrelid::text, ',' ORDER BY srrelid) "
 				   "FROM pg_catalog.pg_subscription_rel WHERE srsubid = $1::oid AND srsubstate = 'f'",
-				   1, M.sub_oid) || copied == NULL)
+				   1, m->sub_oid) || copied == NULL)
 		return NULL;
-	need(&M.from);
-	if (!get_value(&M.from, &orphans,
+	need(m, &m->from);
+	if (!get_value(&m->from, &orphans,
 				   "SELECT pg_catalog.string_agg(r, ',' ORDER BY r::oid) "
 				   "FROM pg_catalog.unnest(pg_catalog.string_to_array($2, ',')) AS r "
 				   "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots "
 				   "WHERE pg_catalog.starts_with(slot_name::text, 'pg_' || $1 || '_sync_' || r || '_'))",
-				   2, M.sub_oid, copied))
+				   2, m->sub_oid, copied))
 		orphans = NULL;
 	free(copied);
 	return orphans;
@@ -274,24 +274,24 @@ orphaned_syncs(void)
  * move's replication slots on the source, before the copy begins again
  */
 void
-drop_replication(void)
+drop_replication(Move *m)
 {
-	need(&M.to);
-	if (!drop_subscription(&M.to, M.name))
-		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	need(&M.from);
-	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
-		fail("could not drop the replication slots of the move on the --from server: %s", db_error());
-	M.sub_oid = NULL;
+	need(m, &m->to);
+	if (!drop_subscription(&m->to, m->name))
+		fail(m, "could not drop subscription %s on the --to server: %s", m->name, db_error());
+	need(m, &m->from);
+	if (!drop_slots(&m->from, m->name, m->sub_oid, true))
+		fail(m, "could not drop the replication slots of the move on the --from server: %s", db_error());
+	m->sub_oid = NULL;
 }
 
 /* the subscription dropped with its slots, and the initial copy begun again */
 static void
-copy_online_again(void)
+copy_online_again(Move *m)
 {
-	drop_replication();
-	step_publish();
-	copy_online();
+	drop_replication(m);
+	step_publish(m);
+	copy_online(m);
 }
 
 #define SYNC_CHECK_S 5.0		/* seconds between two looks for orphaned syncs */
@@ -300,14 +300,14 @@ copy_online_again(void)
 
 /* the table-sync errors counted on the --to server for the subscription */
 static long
-sync_errors(void)
+sync_errors(Move *m)
 {
 	char	   *v = NULL;
 	long		n;
 
-	if (!get_value(&M.to, &v,
+	if (!get_value(&m->to, &v,
 				   "SELECT sync_error_count::pg_catalog.text FROM pg_catalog.pg_stat_subscription_stats "
-				   "WHERE subid = $1::oid", 1, M.sub_oid) || v == NULL)
+				   "WHERE subid = $1::oid", 1, m->sub_oid) || v == NULL)
 		return -1;
 	n = atol(v);
 	free(v);
@@ -322,15 +322,15 @@ sync_errors(void)
  * fails, say, may be what fails their sync).
  */
 static char *
-sync_diagnosis(void)
+sync_diagnosis(Move *m)
 {
 	char	   *slot = NULL,
 			   *workers = NULL,
 			   *waiting = NULL,
 			   *r;
-	long		errors = sync_errors();
+	long		errors = sync_errors(m);
 
-	if (!get_value(&M.from, &slot,
+	if (!get_value(&m->from, &slot,
 				   "SELECT CASE WHEN s.slot_name IS NULL THEN 'the move''s replication slot is gone from the --from server' "
 				   "WHEN NOT s.active THEN 'no walsender uses the move''s replication slot on the --from server' "
 				   "WHEN r.application_name IS DISTINCT FROM $1 THEN pg_catalog.format("
@@ -341,21 +341,21 @@ sync_diagnosis(void)
 				   "FROM (SELECT 1) one "
 				   "LEFT JOIN pg_catalog.pg_replication_slots s ON s.slot_name = $1::name "
 				   "LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid",
-				   1, M.name))
+				   1, m->name))
 		slot = xprintf("the --from server did not say (%s)", db_error());
-	if (!get_value(&M.to, &workers,
+	if (!get_value(&m->to, &workers,
 				   "SELECT CASE WHEN pg_catalog.count(*) FILTER (WHERE w.relid IS NULL AND w.pid IS NOT NULL) = 0 "
 				   "THEN 'its apply worker is not running on the --to server' "
 				   "ELSE pg_catalog.format('%s table-sync workers run on the --to server', "
 				   "pg_catalog.count(*) FILTER (WHERE w.relid IS NOT NULL)) END "
 				   "FROM pg_catalog.pg_stat_subscription w WHERE w.subid = $1::oid",
-				   1, M.sub_oid))
+				   1, m->sub_oid))
 		workers = xprintf("the --to server did not say (%s)", db_error());
-	if (!get_value(&M.to, &waiting,
+	if (!get_value(&m->to, &waiting,
 				   "SELECT pg_catalog.string_agg(pg_catalog.format('%s (of role %s)', c.oid::pg_catalog.regclass, "
 				   "pg_catalog.pg_get_userbyid(c.relowner)), ', ' ORDER BY c.relname) "
 				   "FROM pg_catalog.pg_subscription_rel r JOIN pg_catalog.pg_class c ON c.oid = r.srrelid "
-				   "WHERE r.srsubid = $1::oid AND r.srsubstate <> 'r'", 1, M.sub_oid))
+				   "WHERE r.srsubid = $1::oid AND r.srsubstate <> 'r'", 1, m->sub_oid))
 		waiting = NULL;
 	r = xprintf("%s; %s; %ld sync errors (the --to server's log says why)%s%s", slot, workers,
 				errors < 0 ? 0 : errors, waiting ? "; not synchronized yet: " : "", waiting ? waiting : "");
@@ -367,9 +367,9 @@ sync_diagnosis(void)
 
 /* wait until every table of the subscription finished its initial copy */
 void
-step_wait_sync(void)
+step_wait_sync(Move *m)
 {
-	double		deadline = now_seconds() + M.timeout;
+	double		deadline = now_seconds() + m->timeout;
 	CopyProgress cp = {0};
 	long long	total = 0;
 	int			i;
@@ -378,16 +378,17 @@ step_wait_sync(void)
 	char	   *suspects = NULL;
 	long		errors0 = -1;
 
-	M.step = "the initial copy";
-	for (i = 0; i < M.ntables; i++)
-		if (M.tables[i].kind == 'r')
-			total += M.tables[i].estimate;
-	cp.server = &M.to;
+	m->step = "the initial copy";
+	for (i = 0; i < m->ntables; i++)
+		if (m->tables[i].kind == 'r')
+			total += m->tables[i].estimate;
+	cp.move = m;
+	cp.server = &m->to;
 	cp.label = "initial copy";
 	cp.command = "COPY FROM";
 	cp.total = total;
 	cp.started = now_seconds();
-	copy_progress_reset();
+	copy_progress_reset(m);
 	for (;;)
 	{
 		PGresult   *res;
@@ -395,12 +396,12 @@ step_wait_sync(void)
 					all;
 		static char extra[64];
 
-		check_interrupt();
-		need(&M.to);
-		res = query(&M.to,
+		check_interrupt(m);
+		need(m, &m->to);
+		res = query(&m->to,
 					"SELECT pg_catalog.count(*) FILTER (WHERE srsubstate <> 'r'), pg_catalog.count(*) "
 					"FROM pg_catalog.pg_subscription_rel WHERE srsubid = $1::oid",
-					1, M.sub_oid);
+					1, m->sub_oid);
 		if (res == NULL)
 		{
 			nap(RETRY_NAP_MS);
@@ -412,13 +413,13 @@ step_wait_sync(void)
 		if (pending == 0)
 			break;
 		if (now_seconds() > deadline)
-			fail("the initial copy did not finish within %d s (%ld of %ld tables ready): %s",
-				 M.timeout, all - pending, all, sync_diagnosis());
+			fail(m, "the initial copy did not finish within %d s (%ld of %ld tables ready): %s",
+				 m->timeout, all - pending, all, sync_diagnosis(m));
 		/* an orphaned sync, seen twice SYNC_CHECK_S apart: copy again */
 		if (now_seconds() - checked >= SYNC_CHECK_S)
 		{
-			char	   *orphans = orphaned_syncs();
-			long		errors = sync_errors();
+			char	   *orphans = orphaned_syncs(m);
+			long		errors = sync_errors(m);
 
 			/*
 			 * A sync that fails again and again (a full disk): give up once
@@ -439,25 +440,25 @@ step_wait_sync(void)
 			else if (errors0 < 0)
 				errors0 = errors;
 			else if (errors >= 0 && errors - errors0 >= SYNC_ERRORS_MAX)
-				fail("the initial copy keeps failing on the --to server (%ld of %ld tables ready): %s",
-					 all - pending, all, sync_diagnosis());
+				fail(m, "the initial copy keeps failing on the --to server (%ld of %ld tables ready): %s",
+					 all - pending, all, sync_diagnosis(m));
 
 			checked = now_seconds();
 			if (orphans && suspects && strcmp(orphans, suspects) == 0)
 			{
 				progress_end();
 				if (++again > SYNC_AGAIN_MAX)
-					fail("the initial copy of table oid %s on the --to server cannot end: its sync slot is gone "
+					fail(m, "the initial copy of table oid %s on the --to server cannot end: its sync slot is gone "
 						 "from the --from server, %d times over", orphans, SYNC_AGAIN_MAX);
 				warning_msg("the --to server keeps table oid %s copied but not synchronized, and its sync slot "
 							"is gone from the --from server (the --to server stopped as the sync ended): "
 							"starting the initial copy again", orphans);
 				free(orphans);
 				orphans = NULL;
-				copy_online_again();
-				M.step = "the initial copy";
-				deadline = now_seconds() + M.timeout;
-				copy_progress_reset();
+				copy_online_again(m);
+				m->step = "the initial copy";
+				deadline = now_seconds() + m->timeout;
+				copy_progress_reset(m);
 				cp.started = now_seconds();
 			}
 			free(suspects);
@@ -485,10 +486,10 @@ step_wait_sync(void)
  * changed since, and the gap the hashing let grow is closed again.
  */
 static void
-close_gap(void)
+close_gap(Move *m)
 {
 	double		started = now_seconds(),
-				deadline = started + M.timeout,
+				deadline = started + m->timeout,
 				reported = started;
 	long long	last_lag = -1;
 	char		b[32],
@@ -502,15 +503,15 @@ close_gap(void)
 		double		lag_s;
 		bool		lag_s_known;
 
-		check_interrupt();
-		need(&M.from);
-		res = query(&M.from,
+		check_interrupt(m);
+		need(m, &m->from);
+		res = query(&m->from,
 					"SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn)::bigint, "
 					"EXTRACT(epoch FROM r.flush_lag) "
 					"FROM pg_catalog.pg_replication_slots s "
 					"LEFT JOIN pg_catalog.pg_stat_replication r ON r.pid = s.active_pid "
 					"WHERE s.slot_name = $1::name",
-					1, M.name);
+					1, m->name);
 		if (res == NULL)
 		{
 			nap(RETRY_NAP_MS);
@@ -519,7 +520,7 @@ close_gap(void)
 		if (PQntuples(res) == 0)
 		{
 			PQclear(res);
-			fail("replication slot \"%s\" disappeared from the --from server", M.name);
+			fail(m, "replication slot \"%s\" disappeared from the --from server", m->name);
 		}
 		lag = PQgetisnull(res, 0, 0) ? -1 : atoll(PQgetvalue(res, 0, 0));
 		lag_s_known = !PQgetisnull(res, 0, 1);
@@ -529,12 +530,12 @@ close_gap(void)
 			snprintf(secs, sizeof(secs), "%.1f s", lag_s);
 		else
 			snprintf(secs, sizeof(secs), "seconds unknown");
-		if (lag >= 0 && lag <= M.max_lag && lag_s <= M.max_lag_s)
+		if (lag >= 0 && lag <= m->max_lag && lag_s <= m->max_lag_s)
 			break;
 		if (now_seconds() > deadline)
-			fail("the --to server did not come within %s and %d s of the --from server in %d s "
+			fail(m, "the --to server did not come within %s and %d s of the --from server in %d s "
 				 "(%s and %s behind): it does not keep up with the writes; nothing was frozen",
-				 fmt_bytes(b, sizeof(b), (double) M.max_lag), M.max_lag_s, M.timeout,
+				 fmt_bytes(b, sizeof(b), (double) m->max_lag), m->max_lag_s, m->timeout,
 				 fmt_bytes(c, sizeof(c), lag < 0 ? 0 : (double) lag),
 				 secs);
 		if (now_seconds() - reported >= LAG_REPORT_S)
@@ -548,7 +549,7 @@ close_gap(void)
 			last_lag = lag;
 		}
 		progress("closing the gap before the freeze: %s behind (at most %s before freezing), waiting %.0f s",
-				 fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag), fmt_bytes(c, sizeof(c), (double) M.max_lag),
+				 fmt_bytes(b, sizeof(b), lag < 0 ? 0 : (double) lag), fmt_bytes(c, sizeof(c), (double) m->max_lag),
 				 now_seconds() - started);
 		nap(CATCH_UP_NAP_MS);
 	}
@@ -556,41 +557,41 @@ close_gap(void)
 }
 
 void
-step_close_gap(void)
+step_close_gap(Move *m)
 {
 	char		b[32];
 
-	M.step = "the catch-up before the freeze";
-	close_gap();
-	hash_before_freeze();
-	close_gap();
-	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) M.max_lag));
+	m->step = "the catch-up before the freeze";
+	close_gap(m);
+	hash_before_freeze(m);
+	close_gap(m);
+	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) m->max_lag));
 }
 
 /* every change of the frozen source applied on the target */
 void
-step_catch_up(void)
+step_catch_up(Move *m)
 {
 	char	   *lsn = NULL;
-	double		deadline = now_seconds() + M.timeout;
+	double		deadline = now_seconds() + m->timeout;
 	double		started = now_seconds();
 
-	M.step = "the catch-up";
-	need(&M.from);
-	if (!get_value(&M.from, &lsn, "SELECT pg_catalog.pg_current_wal_lsn()::text", 0))
-		fail("could not read the WAL position of the --from server: %s", db_error());
+	m->step = "the catch-up";
+	need(m, &m->from);
+	if (!get_value(&m->from, &lsn, "SELECT pg_catalog.pg_current_wal_lsn()::text", 0))
+		fail(m, "could not read the WAL position of the --from server: %s", db_error());
 	for (;;)
 	{
 		char	   *lag = NULL;
 		PGresult   *res;
 
-		check_interrupt();
-		need(&M.from);
-		res = query(&M.from,
+		check_interrupt(m);
+		need(m, &m->from);
+		res = query(&m->from,
 					"SELECT confirmed_flush_lsn >= $1::pg_lsn, "
 					"pg_catalog.pg_wal_lsn_diff($1::pg_lsn, confirmed_flush_lsn)::bigint "
 					"FROM pg_catalog.pg_replication_slots WHERE slot_name = $2::name",
-					2, lsn, M.name);
+					2, lsn, m->name);
 		if (res == NULL)
 		{
 			nap(RETRY_NAP_MS);
@@ -599,7 +600,7 @@ step_catch_up(void)
 		if (PQntuples(res) == 0)
 		{
 			PQclear(res);
-			fail("replication slot \"%s\" disappeared from the --from server", M.name);
+			fail(m, "replication slot \"%s\" disappeared from the --from server", m->name);
 		}
 		if (is(PQgetvalue(res, 0, 0), "t"))
 		{
@@ -609,7 +610,7 @@ step_catch_up(void)
 		lag = xstrdup(PQgetvalue(res, 0, 1));
 		PQclear(res);
 		if (now_seconds() > deadline)
-			fail("the --to server did not catch up within %d s (%s bytes behind)", M.timeout, lag);
+			fail(m, "the --to server did not catch up within %d s (%s bytes behind)", m->timeout, lag);
 		{
 			char		b[32];
 
@@ -622,46 +623,46 @@ step_catch_up(void)
 	progress_end();
 	say("the --to server caught up with the --from server (WAL %s)", lsn);
 	pause_point("catch-up");
-	check_interrupt();
+	check_interrupt(m);
 }
 
 /* sequences to the target, then the replication removed */
 void
-step_carry_sequences(void)
+step_carry_sequences(Move *m)
 {
 	int			i;
-	char	  **pos = xcalloc(M.nseqs + 1, sizeof(char *));
+	char	  **pos = xcalloc(m->nseqs + 1, sizeof(char *));
 	bool		ok;
 
-	M.step = "the cutover";
-	check_interrupt();
-	need(&M.from);
-	need(&M.to);
-	if (!sequence_positions(&M.from, M.seqs, M.nseqs, pos))
-		fail("could not read the sequences on the --from server: %s", db_error());
-	ok = tx_begin(&M.to);
-	for (i = 0; ok && i < M.nseqs; i++)
+	m->step = "the cutover";
+	check_interrupt(m);
+	need(m, &m->from);
+	need(m, &m->to);
+	if (!sequence_positions(&m->from, m->seqs, m->nseqs, pos))
+		fail(m, "could not read the sequences on the --from server: %s", db_error());
+	ok = tx_begin(&m->to);
+	for (i = 0; ok && i < m->nseqs; i++)
 	{
 		char	   *last = xstrdup(pos[i]);
 		char	   *called = strchr(last, ' ');
 
 		*called++ = '\0';
-		ok = exec_sql(&M.to, "SELECT pg_catalog.setval($1::pg_catalog.regclass, $2::bigint, $3::boolean)",
-					  3, M.seqs[i].qname, last, called);
+		ok = exec_sql(&m->to, "SELECT pg_catalog.setval($1::pg_catalog.regclass, $2::bigint, $3::boolean)",
+					  3, m->seqs[i].qname, last, called);
 		free(last);
 	}
-	ok = ok && journal_write(&M.to, "target", "caught-up") && commit(&M.to);
+	ok = ok && journal_write(m, &m->to, "target", "caught-up") && commit(m, &m->to);
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.to);
-		fail("could not carry the sequences to the --to server: %s", why);
+		rollback(m, &m->to);
+		fail(m, "could not carry the sequences to the --to server: %s", why);
 	}
-	say("%s carried to the --to server", count_of(M.nseqs, "sequence position", "sequence positions"));
-	if (!drop_subscription(&M.to, M.name))
-		fail("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	if (!unpublish(&M.from, M.name, M.sub_oid))
-		fail("could not drop the publication and replication slot %s on the --from server: %s", M.name, db_error());
-	say("subscription, publication and replication slot %s dropped", M.name);
+	say("%s carried to the --to server", count_of(m->nseqs, "sequence position", "sequence positions"));
+	if (!drop_subscription(&m->to, m->name))
+		fail(m, "could not drop subscription %s on the --to server: %s", m->name, db_error());
+	if (!unpublish(&m->from, m->name, m->sub_oid))
+		fail(m, "could not drop the publication and replication slot %s on the --from server: %s", m->name, db_error());
+	say("subscription, publication and replication slot %s dropped", m->name);
 }

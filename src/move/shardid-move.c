@@ -120,7 +120,7 @@ parse_size(const char *arg)
 }
 
 static void
-parse_args(int argc, char **argv)
+parse_args(Move *m, int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"shard", required_argument, NULL, 's'},
@@ -145,12 +145,12 @@ parse_args(int argc, char **argv)
 	const char *move_option = NULL;	/* an option of a move, for --drop-source */
 	int			c;
 
-	M.timeout = DEFAULT_TIMEOUT_S;
-	M.max_lag = DEFAULT_MAX_LAG;
-	M.max_lag_s = DEFAULT_MAX_LAG_S;
-	M.to_free = -1;
-	M.size_bytes = -1;
-	M.room_needed = -1;
+	m->timeout = DEFAULT_TIMEOUT_S;
+	m->max_lag = DEFAULT_MAX_LAG;
+	m->max_lag_s = DEFAULT_MAX_LAG_S;
+	m->to_free = -1;
+	m->size_bytes = -1;
+	m->room_needed = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hV", options, NULL)) != -1)
 	{
@@ -160,23 +160,23 @@ parse_args(int argc, char **argv)
 				shard = optarg;
 				break;
 			case 'f':
-				M.from.conninfo = optarg;
+				m->from.conninfo = optarg;
 				break;
 			case 't':
-				M.to.conninfo = optarg;
+				m->to.conninfo = optarg;
 				break;
 			case 'o':
-				M.online = true;
+				m->online = true;
 				move_option = "--online";
 				break;
 			case 'd':
-				M.drop_only = true;
+				m->drop_only = true;
 				break;
 			case 'D':
-				M.move_and_drop = true;
+				m->move_and_drop = true;
 				break;
 			case 'y':
-				M.yes = true;
+				m->yes = true;
 				break;
 			case 'T':
 				{
@@ -187,16 +187,16 @@ parse_args(int argc, char **argv)
 					v = strtol(optarg, &end, 10);
 					if (errno || end == optarg || *end || v < 1 || v > MAX_TIMEOUT_S)
 						usage_error("--timeout must be a number of seconds between 1 and 604800, not \"%s\"", optarg);
-					M.timeout = (int) v;
+					m->timeout = (int) v;
 				}
 				break;
 			case 'L':
-				if ((M.max_lag = parse_size(optarg)) < 0)
+				if ((m->max_lag = parse_size(optarg)) < 0)
 					usage_error("--max-lag must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
 				move_option = "--max-lag";
 				break;
 			case 'F':
-				if ((M.to_free = parse_size(optarg)) < 0)
+				if ((m->to_free = parse_size(optarg)) < 0)
 					usage_error("--to-free must be a size in bytes, kB, MB, GB or TB, not \"%s\"", optarg);
 				move_option = "--to-free";
 				break;
@@ -210,16 +210,16 @@ parse_args(int argc, char **argv)
 					if (errno || end == optarg || *end || v < 0 || v > MAX_TIMEOUT_S)
 						usage_error("--max-lag-seconds must be a number of seconds between 0 and %d, not \"%s\"",
 									MAX_TIMEOUT_S, optarg);
-					M.max_lag_s = (int) v;
+					m->max_lag_s = (int) v;
 				}
 				move_option = "--max-lag-seconds";
 				break;
 			case 'r':
-				M.do_resume = true;
+				m->do_resume = true;
 				move_option = "--resume";
 				break;
 			case 'a':
-				M.do_abort = true;
+				m->do_abort = true;
 				break;
 			case 'j':
 				report_json = true;
@@ -240,19 +240,19 @@ parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("too many command-line arguments (first is \"%s\")", argv[optind]);
-	if (shard == NULL || M.from.conninfo == NULL || M.to.conninfo == NULL)
+	if (shard == NULL || m->from.conninfo == NULL || m->to.conninfo == NULL)
 		usage_error("--shard, --from and --to are required");
-	if (M.do_abort && M.do_resume)
+	if (m->do_abort && m->do_resume)
 		usage_error("--abort and --resume cannot be used together");
-	if (M.drop_only && M.move_and_drop)
+	if (m->drop_only && m->move_and_drop)
 		usage_error("--drop-source and --move-and-drop-source cannot be used together");
-	if ((M.drop_only || M.move_and_drop) && M.do_abort)
+	if ((m->drop_only || m->move_and_drop) && m->do_abort)
 		usage_error("--abort drops nothing: it cannot be used with %s",
-					M.drop_only ? "--drop-source" : "--move-and-drop-source");
-	if (M.drop_only && move_option)
+					m->drop_only ? "--drop-source" : "--move-and-drop-source");
+	if (m->drop_only && move_option)
 		usage_error("--drop-source only drops the copy a finished move left, so %s does not apply; "
 					"to move the shard and then drop its copy, use --move-and-drop-source", move_option);
-	M.drop_source = M.drop_only || M.move_and_drop;
+	m->drop_source = m->drop_only || m->move_and_drop;
 	{
 		char	   *end;
 		long		v;
@@ -261,224 +261,224 @@ parse_args(int argc, char **argv)
 		v = strtol(shard, &end, 10);
 		if (errno || end == shard || *end || shard[0] == '-' || shard[0] == '+' || v > INT_MAX)
 			usage_error("--shard must be a shard number, not \"%s\"", shard);
-		M.shard = (int) v;
-		snprintf(M.shard_s, sizeof(M.shard_s), "%d", M.shard);
+		m->shard = (int) v;
+		snprintf(m->shard_s, sizeof(m->shard_s), "%d", m->shard);
 	}
-	M.from.option = "--from";
-	M.to.option = "--to";
-	name_move(true);			/* until the move id is known */
+	m->from.option = "--from";
+	m->to.option = "--to";
+	name_move(m, true);			/* until the move id is known */
 }
 
 static void
-run_abort(void)
+run_abort(Move *m)
 {
 	bool		ok;
 
-	if (!load_unfinished())
+	if (!load_unfinished(m))
 	{
-		if (M.from.conn == NULL || M.to.conn == NULL)
+		if (m->from.conn == NULL || m->to.conn == NULL)
 		{
 			error_msg("the %s server records no unfinished move of shard %d, and the %s server did not answer",
-					  M.from.conn ? "--from" : "--to", M.shard, M.from.conn ? "--to" : "--from");
+					  m->from.conn ? "--from" : "--to", m->shard, m->from.conn ? "--to" : "--from");
 			hint_msg("Run the same command with --abort again once both servers answer.");
-			finish(EXIT_UNFINISHED, "unfinished");
+			finish(m, EXIT_UNFINISHED, "unfinished");
 		}
-		say("no unfinished move of shard %d between these servers: nothing to undo", M.shard);
-		finish(EXIT_DONE, "nothing to do");
+		say("no unfinished move of shard %d between these servers: nothing to undo", m->shard);
+		finish(m, EXIT_DONE, "nothing to do");
 	}
-	if (target_rank(M.dst_phase) >= RANK_CUT_OVER || is(M.src_phase, "moved-away"))
+	if (target_rank(m->dst_phase) >= RANK_CUT_OVER || is(m->src_phase, "moved-away"))
 	{
-		M.error_text = xstrdup("the move is past the point of no return");
+		m->error_text = xstrdup("the move is past the point of no return");
 		error_msg("the move of shard %d is past the point of no return: the --to server took over the shard",
-				  M.shard);
+				  m->shard);
 		hint_msg("Run the same command with --resume to finish it.");
-		finish(EXIT_FAILED, "refused");
+		finish(m, EXIT_FAILED, "refused");
 	}
-	M.step = "the undo";
+	m->step = "the undo";
 	cancel_allow(false);
-	say("undoing the unfinished %s move of shard %d (--from: %s, --to: %s)", M.method, M.shard,
-		M.src_phase[0] ? M.src_phase : "no journal", M.dst_phase[0] ? M.dst_phase : "no journal");
-	ok = undo_target();
-	ok = undo_source() && ok;
-	report_state();
+	say("undoing the unfinished %s move of shard %d (--from: %s, --to: %s)", m->method, m->shard,
+		m->src_phase[0] ? m->src_phase : "no journal", m->dst_phase[0] ? m->dst_phase : "no journal");
+	ok = undo_target(m);
+	ok = undo_source(m) && ok;
+	report_state(m);
 	if (!ok)
 	{
 		error_msg("the move could not be fully undone");
 		hint_msg("Once both servers answer, run the same command with --abort again.");
-		finish(EXIT_UNFINISHED, "unfinished");
+		finish(m, EXIT_UNFINISHED, "unfinished");
 	}
-	say("the move was undone: shard %d stays on the --from server, which takes its writes", M.shard);
-	finish(EXIT_DONE, "aborted");
+	say("the move was undone: shard %d stays on the --from server, which takes its writes", m->shard);
+	finish(m, EXIT_DONE, "aborted");
 }
 
 static void
-run_move(void)
+run_move(Move *m)
 {
-	int			rank = target_rank(M.dst_phase);
+	int			rank = target_rank(m->dst_phase);
 
 	if (rank < RANK_CHECKED)
 	{
-		need(&M.to);
-		M.changed = true;
-		if (!journal_write(&M.to, "target", "checked"))
+		need(m, &m->to);
+		m->changed = true;
+		if (!journal_write(m, &m->to, "target", "checked"))
 		{
 			if (is(db_sqlstate(), SQLSTATE_UNIQUE_VIOLATION))
-				refuse("another move of shard %d to the --to server has started; nothing was changed", M.shard);
-			refuse("could not write the move journal on the --to server: %s", db_error());
+				refuse(m, "another move of shard %d to the --to server has started; nothing was changed", m->shard);
+			refuse(m, "could not write the move journal on the --to server: %s", db_error());
 		}
 		rank = RANK_CHECKED;
 	}
-	if (!M.online)
+	if (!m->online)
 	{
 		if (rank <= RANK_COPYING)
 		{
-			step_freeze();
-			step_copy_offline();
+			step_freeze(m);
+			step_copy_offline(m);
 		}
 		if (rank < RANK_VERIFIED)
-			step_verify();
+			step_verify(m);
 	}
 	else
 	{
 		if (rank <= RANK_COPYING)
 		{
 			if (rank == RANK_COPYING)
-				drop_replication();	/* an earlier attempt's go first */
-			step_publish();
-			step_copy_online();
+				drop_replication(m);	/* an earlier attempt's go first */
+			step_publish(m);
+			step_copy_online(m);
 		}
 		if (rank <= RANK_COPIED)
 		{
-			if (!is(M.src_phase, "frozen-for-move"))
+			if (!is(m->src_phase, "frozen-for-move"))
 			{
-				step_wait_sync();
-				step_close_gap();
-				step_freeze();
+				step_wait_sync(m);
+				step_close_gap(m);
+				step_freeze(m);
 			}
-			step_catch_up();
+			step_catch_up(m);
 		}
 		if (rank < RANK_VERIFIED)
 		{
-			step_carry_sequences();
-			step_verify();
+			step_carry_sequences(m);
+			step_verify(m);
 		}
 	}
 	if (rank < RANK_CUT_OVER)
-		step_cutover();
+		step_cutover(m);
 	else
-		M.past_no_return = true;
-	step_finish();
+		m->past_no_return = true;
+	step_finish(m);
 }
 
 static void
-run_drop_source(void)
+run_drop_source(Move *m)
 {
 	PGresult   *res;
 	JournalRow	t;
 	char	   *v = NULL;
 	bool		ok;
 
-	M.step = "--drop-source";
-	need(&M.from);
-	res = query(&M.from,
+	m->step = "--drop-source";
+	need(m, &m->from);
+	res = query(&m->from,
 				"SELECT " JOURNAL_COLUMNS " FROM shardid.move_journal "
 				"WHERE shard = $1::integer AND side = 'source' AND phase = 'moved-away' "
 				"ORDER BY updated_at DESC LIMIT 1",
-				1, M.shard_s);
+				1, m->shard_s);
 	if (res == NULL)
-		refuse("could not read the move journal of the --from server: %s", db_error());
-	journal_fill(res, &M.jsrc);
+		refuse(m, "could not read the move journal of the --from server: %s", db_error());
+	journal_fill(res, &m->jsrc);
 	PQclear(res);
-	if (!M.jsrc.found)
-		refuse("the --from server records no finished move of shard %d away from it: nothing to drop", M.shard);
-	M.move_id = M.jsrc.move_id;
-	M.schema = M.jsrc.schema;
-	M.method = M.jsrc.method;
-	set_phase(M.src_phase, M.jsrc.phase);
-	if (!journal_by_id(&M.to, M.move_id, "target", &t))
-		refuse("could not read the move journal of the --to server: %s", db_error());
+	if (!m->jsrc.found)
+		refuse(m, "the --from server records no finished move of shard %d away from it: nothing to drop", m->shard);
+	m->move_id = m->jsrc.move_id;
+	m->schema = m->jsrc.schema;
+	m->method = m->jsrc.method;
+	set_phase(m->src_phase, m->jsrc.phase);
+	if (!journal_by_id(&m->to, m->move_id, "target", &t))
+		refuse(m, "could not read the move journal of the --to server: %s", db_error());
 	if (!t.found || !is(t.phase, "done"))
-		refuse("the --to server does not record the move of shard %d as done (move %s); the --from server's "
-			   "copy is the only sure one", M.shard, M.move_id);
-	set_phase(M.dst_phase, t.phase);
-	if (!registered_schema(&M.to, M.shard_s, &v))
-		refuse("could not read the shard registry of the --to server: %s", db_error());
+		refuse(m, "the --to server does not record the move of shard %d as done (move %s); the --from server's "
+			   "copy is the only sure one", m->shard, m->move_id);
+	set_phase(m->dst_phase, t.phase);
+	if (!registered_schema(&m->to, m->shard_s, &v))
+		refuse(m, "could not read the shard registry of the --to server: %s", db_error());
 	if (v == NULL)
-		refuse("shard %d is not registered on the --to server; the --from server's copy is kept", M.shard);
+		refuse(m, "shard %d is not registered on the --to server; the --from server's copy is kept", m->shard);
 	/* only the frozen copy the move left: every table still refuses writes */
-	if (!get_value(&M.from, &v,
+	if (!get_value(&m->from, &v,
 				   "SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_class c "
 				   "        WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p') AND NOT EXISTS "
 				   "        (SELECT FROM pg_catalog.pg_trigger g WHERE g.tgrelid = c.oid "
 				   "         AND g.tgname = '" GUARD_TRIGGER "'))::text "
 				   "FROM pg_catalog.pg_namespace n WHERE n.nspname = $1::name",
-				   1, M.schema))
-		refuse("could not read schema \"%s\" on the --from server: %s", M.schema, db_error());
+				   1, m->schema))
+		refuse(m, "could not read schema \"%s\" on the --from server: %s", m->schema, db_error());
 	if (v == NULL)
 	{
-		say("schema \"%s\" no longer exists on the --from server", M.schema);
+		say("schema \"%s\" no longer exists on the --from server", m->schema);
 	}
 	else if (atoi(v) != 0)
-		refuse("%s tables of schema \"%s\" on the --from server take writes: it is not the frozen copy "
-			   "this move left, so it is kept", v, M.schema);
+		refuse(m, "%s tables of schema \"%s\" on the --from server take writes: it is not the frozen copy "
+			   "this move left, so it is kept", v, m->schema);
 	/* the DROP fires the --from server's event triggers, as the superuser */
-	if (check_event_triggers(&M.from, "the DROP SCHEMA of --drop-source") > 0)
+	if (check_event_triggers(m, &m->from, "the DROP SCHEMA of --drop-source") > 0)
 	{
 		detail_msg("shardid-move runs no code of other roles with a superuser's rights.");
 		hint_msg("Disable these event triggers for the drop (ALTER EVENT TRIGGER ... DISABLE), or have a "
 				 "superuser own the functions they call; then run --drop-source again.");
-		refuse("schema \"%s\" was not dropped on the --from server", M.schema);
+		refuse(m, "schema \"%s\" was not dropped on the --from server", m->schema);
 	}
-	if (!M.yes)
+	if (!m->yes)
 	{
 		char		answer[16] = "";
 
 		if (!isatty(STDIN_FILENO))
-			refuse("--drop-source needs --yes when not run at a terminal; nothing was dropped");
+			refuse(m, "--drop-source needs --yes when not run at a terminal; nothing was dropped");
 		fprintf(stderr, "%s: drop schema \"%s\" and all its rows on the --from server (%s)? Type yes: ",
-				PROGNAME, M.schema, M.from.where);
+				PROGNAME, m->schema, m->from.where);
 		if (fgets(answer, sizeof(answer), stdin) == NULL || strcmp(chomp(answer), "yes") != 0)
 		{
-			say("schema \"%s\" kept on the --from server", M.schema);
-			finish(EXIT_FAILED, "kept");
+			say("schema \"%s\" kept on the --from server", m->schema);
+			finish(m, EXIT_FAILED, "kept");
 		}
 	}
-	M.qschema = quote_ident(&M.from, M.schema);
+	m->qschema = quote_ident(&m->from, m->schema);
 	{
-		char	   *sql = xprintf("DROP SCHEMA IF EXISTS %s CASCADE", M.qschema);
+		char	   *sql = xprintf("DROP SCHEMA IF EXISTS %s CASCADE", m->qschema);
 		bool		keeps;
 
 		/* the legacy boundaries of its converted tables go with them */
-		if (!keeps_legacy_ids(&M.from, &keeps))
-			fail("could not query the --from server: %s", db_error());
-		ok = tx_begin(&M.from) &&
-			(!keeps || delete_legacy_ids(&M.from, M.schema)) &&
-			exec_sql(&M.from, sql, 0) &&
-			exec_sql(&M.from,
+		if (!keeps_legacy_ids(&m->from, &keeps))
+			fail(m, "could not query the --from server: %s", db_error());
+		ok = tx_begin(&m->from) &&
+			(!keeps || delete_legacy_ids(&m->from, m->schema)) &&
+			exec_sql(&m->from, sql, 0) &&
+			exec_sql(&m->from,
 					 "SELECT shardid.unregister_shard($1::integer) "
 					 "WHERE EXISTS (SELECT FROM shardid.shard_registry WHERE shard = $1::integer "
-					 "AND schema_name = $2::name)", 2, M.shard_s, M.schema) &&
-			journal_write(&M.from, "source", "dropped") && commit(&M.from);
+					 "AND schema_name = $2::name)", 2, m->shard_s, m->schema) &&
+			journal_write(m, &m->from, "source", "dropped") && commit(m, &m->from);
 		free(sql);
 	}
 	if (!ok)
 	{
 		char	   *why = xstrdup(db_error());
 
-		rollback(&M.from);
-		refuse("could not drop schema \"%s\" on the --from server: %s", M.schema, why);
+		rollback(m, &m->from);
+		refuse(m, "could not drop schema \"%s\" on the --from server: %s", m->schema, why);
 	}
-	say("dropped schema \"%s\" on the --from server", M.schema);
+	say("dropped schema \"%s\" on the --from server", m->schema);
 }
 
 /* is the shard registered on the --from server? */
 static bool
-registered_on_source(void)
+registered_on_source(Move *m)
 {
 	char	   *v = NULL;
 
-	if (!registered_schema(&M.from, M.shard_s, &v))
-		refuse("could not read the shard registry of the --from server: %s", db_error());
+	if (!registered_schema(&m->from, m->shard_s, &v))
+		refuse(m, "could not read the shard registry of the --from server: %s", db_error());
 	if (v == NULL)
 		return false;
 	free(v);
@@ -494,105 +494,108 @@ atexit_cleanup(void)
 int
 main(int argc, char **argv)
 {
-	M.t0 = now_seconds();
-	M.on_failure = give_up;
-	parse_args(argc, argv);
+	Move		move = {0};	/* the move: every step reads and writes it by m */
+	Move	   *m = &move;
+
+	m->t0 = now_seconds();
+	m->on_failure = give_up;
+	parse_args(m, argc, argv);
 	signals_install();
 	atexit(atexit_cleanup);
-	M.pg_dump = find_program("pg_dump");
-	M.pg_restore = find_program("pg_restore");
-	if (M.pg_dump == NULL || M.pg_restore == NULL)
+	m->pg_dump = find_program("pg_dump");
+	m->pg_restore = find_program("pg_restore");
+	if (m->pg_dump == NULL || m->pg_restore == NULL)
 	{
 		error_msg("pg_dump and pg_restore are needed: neither next to %s nor on PATH", PROGNAME);
-		finish(EXIT_FAILED, "failed");
+		finish(m, EXIT_FAILED, "failed");
 	}
-	M.tmpdir = private_dir_make();
-	if (M.tmpdir == NULL)
-		finish(EXIT_FAILED, "failed");
-	if (M.do_abort)
-		connect_for_abort();
+	m->tmpdir = private_dir_make();
+	if (m->tmpdir == NULL)
+		finish(m, EXIT_FAILED, "failed");
+	if (m->do_abort)
+		connect_for_abort(m);
 	else
-		connect_both();
-	if (M.from.conn && M.to.conn)
-		check_servers();
+		connect_both(m);
+	if (m->from.conn && m->to.conn)
+		check_servers(m);
 	{
-		Server	   *s[] = {&M.from, &M.to};
+		Server	   *s[] = {&m->from, &m->to};
 		int			i;
 
 		for (i = 0; i < 2; i++)
 		{
-			int			r = s[i]->conn ? take_move_lock(s[i]) : 1;
+			int			r = s[i]->conn ? take_move_lock(m, s[i]) : 1;
 
 			if (r < 0)
-				refuse("could not take the move lock of shard %d on the %s server: %s; nothing was changed",
-					   M.shard, s[i]->option, db_error());
+				refuse(m, "could not take the move lock of shard %d on the %s server: %s; nothing was changed",
+					   m->shard, s[i]->option, db_error());
 			if (r == 0)
-				refuse("another shardid-move is working on shard %d with the %s server right now "
-					   "(its session there: %s); nothing was changed", M.shard, s[i]->option,
-					   move_lock_holder(s[i]));
+				refuse(m, "another shardid-move is working on shard %d with the %s server right now "
+					   "(its session there: %s); nothing was changed", m->shard, s[i]->option,
+					   move_lock_holder(m, s[i]));
 		}
 	}
 
-	if (M.do_abort)
-		run_abort();
+	if (m->do_abort)
+		run_abort(m);
 
-	if (load_unfinished())
+	if (load_unfinished(m))
 	{
-		if (!M.do_resume)
+		if (!m->do_resume)
 		{
-			describe_unfinished();
-			M.error_text = xstrdup("an unfinished move of the shard exists");
-			finish(EXIT_FAILED, "refused");
+			describe_unfinished(m);
+			m->error_text = xstrdup("an unfinished move of the shard exists");
+			finish(m, EXIT_FAILED, "refused");
 		}
-		say("resuming the %s move of shard %d (--from: %s, --to: %s)", M.method, M.shard,
-			M.src_phase[0] ? M.src_phase : "no journal", M.dst_phase[0] ? M.dst_phase : "no journal");
-		if (is(M.src_phase, "aborted") || (M.src_phase[0] == '\0' && target_rank(M.dst_phase) > RANK_CHECKED))
-			refuse("the --from server's part of this move was undone or is missing: it cannot be resumed; "
+		say("resuming the %s move of shard %d (--from: %s, --to: %s)", m->method, m->shard,
+			m->src_phase[0] ? m->src_phase : "no journal", m->dst_phase[0] ? m->dst_phase : "no journal");
+		if (is(m->src_phase, "aborted") || (m->src_phase[0] == '\0' && target_rank(m->dst_phase) > RANK_CHECKED))
+			refuse(m, "the --from server's part of this move was undone or is missing: it cannot be resumed; "
 				   "run the same command with --abort");
-		inspect_source();
-		if (target_rank(M.dst_phase) < RANK_CUT_OVER)
-			M.changed = true;
-		run_move();
+		inspect_source(m);
+		if (target_rank(m->dst_phase) < RANK_CUT_OVER)
+			m->changed = true;
+		run_move(m);
 	}
-	else if (M.do_resume)
+	else if (m->do_resume)
 	{
-		say("no unfinished move of shard %d between these servers: nothing to resume", M.shard);
-		finish(EXIT_FAILED, "nothing to resume");
+		say("no unfinished move of shard %d between these servers: nothing to resume", m->shard);
+		finish(m, EXIT_FAILED, "nothing to resume");
 	}
-	else if (M.drop_only)
+	else if (m->drop_only)
 	{
 		/* only the source of a finished move: never a move */
 		char	   *v = NULL;
 
-		if (!registered_schema(&M.from, M.shard_s, &v))
-			refuse("could not read the shard registry of the --from server: %s", db_error());
+		if (!registered_schema(&m->from, m->shard_s, &v))
+			refuse(m, "could not read the shard registry of the --from server: %s", db_error());
 		if (v != NULL)
 		{
-			M.schema = v;
+			m->schema = v;
 			error_msg("shard %d has not moved away: it lives on the --from server (schema \"%s\"), and "
-					  "--drop-source drops only the copy that a finished move left there", M.shard, v);
+					  "--drop-source drops only the copy that a finished move left there", m->shard, v);
 			hint_msg("To move the shard and then drop its copy on the --from server, use --move-and-drop-source.");
-			M.error_text = xstrdup("the shard has not moved away from the --from server");
-			finish(EXIT_FAILED, "refused");
+			m->error_text = xstrdup("the shard has not moved away from the --from server");
+			finish(m, EXIT_FAILED, "refused");
 		}
 	}
-	else if (M.move_and_drop && moved_away_pending() && !registered_on_source())
+	else if (m->move_and_drop && moved_away_pending(m) && !registered_on_source(m))
 	{
 		/* the move finished earlier: only the drop is left */
 	}
 	else
 	{
-		check_new_move();
-		say("moving shard %d (schema \"%s\": %s, %s) %s", M.shard, M.schema,
-			count_of(M.ntables, "table", "tables"), count_of(M.nseqs, "sequence", "sequences"),
-			M.online ? "online, with logical replication" : "offline");
-		say_room();
-		run_move();
+		check_new_move(m);
+		say("moving shard %d (schema \"%s\": %s, %s) %s", m->shard, m->schema,
+			count_of(m->ntables, "table", "tables"), count_of(m->nseqs, "sequence", "sequences"),
+			m->online ? "online, with logical replication" : "offline");
+		say_room(m);
+		run_move(m);
 	}
-	if (M.drop_source)
-		run_drop_source();
-	else if (M.schema)
+	if (m->drop_source)
+		run_drop_source(m);
+	else if (m->schema)
 		say("schema \"%s\" stays on the --from server, refusing writes; drop it with --drop-source --yes "
-			"once the application routes shard %d to the --to server", M.schema, M.shard);
-	finish(EXIT_DONE, "done");
+			"once the application routes shard %d to the --to server", m->schema, m->shard);
+	finish(m, EXIT_DONE, "done");
 }

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * state.c
- *	  The state of a move (M, filled from the command line, the source and
- *	  the journals), the move lock, and the three ways a run ends: finish()
- *	  with an exit code and the JSON summary, refuse() before anything
- *	  changed, fail() which undoes the move through M.on_failure.
+ *	  The state of a move (Move, filled from the command line, the source
+ *	  and the journals), the move lock, and the three ways a run ends:
+ *	  finish() with an exit code and the JSON summary, refuse() before
+ *	  anything changed, fail() which undoes the move through m->on_failure.
  *
  * src/move/state.c
  *
@@ -16,8 +16,6 @@
 #include <string.h>
 
 #include "move.h"
-
-Move		M;
 
 bool
 is(const char *a, const char *b)
@@ -46,51 +44,51 @@ set_phase(char *buf, const char *phase)
  * Moves begun by shardid-move 1.1 used shardid_move_<shard> (legacy).
  */
 void
-name_move(bool legacy)
+name_move(Move *m, bool legacy)
 {
 	char		hex[OBJECT_NAME_LEN];
 	int			i,
 				o = 0;
 
-	for (i = 0; M.move_id && M.move_id[i] && o < (int) sizeof(hex) - 1; i++)
-		if (M.move_id[i] != '-')
-			hex[o++] = M.move_id[i];
+	for (i = 0; m->move_id && m->move_id[i] && o < (int) sizeof(hex) - 1; i++)
+		if (m->move_id[i] != '-')
+			hex[o++] = m->move_id[i];
 	hex[o] = '\0';
 	if (legacy || o == 0)
-		snprintf(M.name, sizeof(M.name), "shardid_move_%d", M.shard);
+		snprintf(m->name, sizeof(m->name), "shardid_move_%d", m->shard);
 	else
-		snprintf(M.name, sizeof(M.name), "shardid_move_%d_%s", M.shard, hex);
+		snprintf(m->name, sizeof(m->name), "shardid_move_%d_%s", m->shard, hex);
 }
 
 /*
  * A phase written inside a transaction counts once the transaction commits:
- * journal_write() keeps it pending (M.pending_src, M.pending_dst) until
+ * journal_write() keeps it pending (m->pending_src, m->pending_dst) until
  * commit() below.
  */
 bool
-commit(Server *s)
+commit(Move *m, Server *s)
 {
-	char	   *pending = s == &M.from ? M.pending_src : M.pending_dst;
+	char	   *pending = s == &m->from ? m->pending_src : m->pending_dst;
 	bool		ok = tx_commit(s);
 
 	if (ok && pending[0])
-		set_phase(s == &M.from ? M.src_phase : M.dst_phase, pending);
+		set_phase(s == &m->from ? m->src_phase : m->dst_phase, pending);
 	pending[0] = '\0';
 	return ok;
 }
 
 void
-rollback(Server *s)
+rollback(Move *m, Server *s)
 {
-	(s == &M.from ? M.pending_src : M.pending_dst)[0] = '\0';
+	(s == &m->from ? m->pending_src : m->pending_dst)[0] = '\0';
 	tx_rollback(s);
 }
 
 void
-check_interrupt(void)
+check_interrupt(Move *m)
 {
 	if (interrupted_by)
-		fail("interrupted");
+		fail(m, "interrupted");
 }
 
 /*
@@ -108,7 +106,7 @@ check_interrupt(void)
  * says why: a refusal must name that, not another run).
  */
 int
-take_move_lock(Server *s)
+take_move_lock(Move *m, Server *s)
 {
 	char	   *v = NULL;
 
@@ -120,7 +118,7 @@ take_move_lock(Server *s)
 		warning_msg("the %s server has shardid older than 1.3: the move lock there is an advisory lock, "
 					"which any role that may connect can take (ALTER EXTENSION shardid UPDATE)", s->option);
 		if (!get_value(s, &v, "SELECT pg_catalog.pg_try_advisory_lock($1::integer, $2::integer)::text",
-					   2, MOVE_LOCK_CLASS, M.shard_s))
+					   2, MOVE_LOCK_CLASS, m->shard_s))
 			return -1;
 	}
 	else
@@ -148,7 +146,7 @@ take_move_lock(Server *s)
 					   "AND l.backend_start::pg_catalog.text OPERATOR(pg_catalog.=) $3 "
 					   "RETURNING l.pid::pg_catalog.text OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
 					   "l.backend_start::pg_catalog.text",
-					   3, M.shard_s, s->lock_pid, s->lock_start))
+					   3, m->shard_s, s->lock_pid, s->lock_start))
 			return -1;
 		if (v != NULL)
 		{
@@ -176,7 +174,7 @@ take_move_lock(Server *s)
 
 /* who holds the move lock of the shard on server s, for a refusal */
 char *
-move_lock_holder(Server *s)
+move_lock_holder(Move *m, Server *s)
 {
 	char	   *v = NULL;
 
@@ -194,107 +192,107 @@ move_lock_holder(Server *s)
 				   "l.taken_at::pg_catalog.timestamptz(0)) "
 				   "FROM shardid.move_locks l LEFT JOIN pg_catalog.pg_stat_activity a "
 				   "ON a.pid OPERATOR(pg_catalog.=) l.pid AND a.backend_start OPERATOR(pg_catalog.=) l.backend_start "
-				   "WHERE l.shard OPERATOR(pg_catalog.=) $1::integer", 1, M.shard_s))
+				   "WHERE l.shard OPERATOR(pg_catalog.=) $1::integer", 1, m->shard_s))
 		return xprintf("unknown: %s", db_error());
 	return v ? v : xstrdup("one that has let the lock go since");
 }
 
 /* the move lock given back on server s (its row; an advisory lock goes with the session) */
 static void
-release_move_lock(Server *s)
+release_move_lock(Move *m, Server *s)
 {
 	if (s->conn == NULL || s->locked != s->generation || s->locked == 0)
 		return;
 	(void) exec_sql(s, "DELETE FROM shardid.move_locks WHERE shard OPERATOR(pg_catalog.=) $1::integer "
-					"AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()", 1, M.shard_s);
+					"AND pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()", 1, m->shard_s);
 }
 
 /* a server answering again after a lost connection, or the move fails */
 void
-need(Server *s)
+need(Move *m, Server *s)
 {
-	if (!server_ensure(s, M.timeout < RECONNECT_MAX_S ? M.timeout : RECONNECT_MAX_S))
-		fail("lost the connection to the %s server: %s", s->option, db_error());
+	if (!server_ensure(s, m->timeout < RECONNECT_MAX_S ? m->timeout : RECONNECT_MAX_S))
+		fail(m, "lost the connection to the %s server: %s", s->option, db_error());
 	if (s->locked != s->generation)
 	{
-		int			r = take_move_lock(s);
+		int			r = take_move_lock(m, s);
 
 		if (r < 0)
-			fail("could not take the move lock of shard %d again on the %s server: %s", M.shard, s->option,
+			fail(m, "could not take the move lock of shard %d again on the %s server: %s", m->shard, s->option,
 				 db_error());
 		if (r == 0)
-			fail("another shardid-move took shard %d over on the %s server while this one reconnected",
-				 M.shard, s->option);
+			fail(m, "another shardid-move took shard %d over on the %s server while this one reconnected",
+				 m->shard, s->option);
 	}
 }
 
 /* the --json summary on standard output */
 static void
-json_summary(int code)
+json_summary(Move *m, int code)
 {
 	int			i;
 	long long	rows = 0;
 	bool		first = true;
 
-	printf("{\"shard\": %d, \"schema\": ", M.shard);
-	json_string(stdout, M.schema);
+	printf("{\"shard\": %d, \"schema\": ", m->shard);
+	json_string(stdout, m->schema);
 	printf(", \"method\": ");
-	json_string(stdout, M.method);
+	json_string(stdout, m->method);
 	printf(", \"move_id\": ");
-	json_string(stdout, M.move_id);
+	json_string(stdout, m->move_id);
 	printf(", \"from\": ");
-	json_string(stdout, M.from.conn || M.from.where[0] ? M.from.where : NULL);
+	json_string(stdout, m->from.conn || m->from.where[0] ? m->from.where : NULL);
 	printf(", \"to\": ");
-	json_string(stdout, M.to.conn || M.to.where[0] ? M.to.where : NULL);
+	json_string(stdout, m->to.conn || m->to.where[0] ? m->to.where : NULL);
 	printf(", \"outcome\": ");
-	json_string(stdout, M.outcome);
+	json_string(stdout, m->outcome);
 	printf(", \"exit_code\": %d, \"phase_from\": ", code);
-	json_string(stdout, M.src_phase[0] ? M.src_phase : NULL);
+	json_string(stdout, m->src_phase[0] ? m->src_phase : NULL);
 	printf(", \"phase_to\": ");
-	json_string(stdout, M.dst_phase[0] ? M.dst_phase : NULL);
+	json_string(stdout, m->dst_phase[0] ? m->dst_phase : NULL);
 	printf(", \"tables\": [");
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		/* a partitioned table holds no rows itself: its partitions do */
 		printf("%s{\"name\": ", first ? "" : ", ");
 		first = false;
-		json_string(stdout, M.tables[i].name);
-		if (M.tables[i].kind != 'r')
+		json_string(stdout, m->tables[i].name);
+		if (m->tables[i].kind != 'r')
 		{
 			printf(", \"partitioned\": true, \"rows\": null}");
 			continue;
 		}
-		printf(", \"rows\": %lld}", M.tables[i].rows);
-		rows += M.tables[i].rows;
+		printf(", \"rows\": %lld}", m->tables[i].rows);
+		rows += m->tables[i].rows;
 	}
-	printf("], \"rows\": %lld, \"sequences\": %d, \"size_bytes\": ", rows, M.nseqs);
-	if (M.size_bytes >= 0)
-		printf("%lld, \"room_needed_bytes\": %lld", M.size_bytes, M.room_needed);
+	printf("], \"rows\": %lld, \"sequences\": %d, \"size_bytes\": ", rows, m->nseqs);
+	if (m->size_bytes >= 0)
+		printf("%lld, \"room_needed_bytes\": %lld", m->size_bytes, m->room_needed);
 	else
 		printf("null, \"room_needed_bytes\": null");
-	printf(", \"seconds\": %.3f, \"error\": ", now_seconds() - M.t0);
-	json_string(stdout, M.error_text);
+	printf(", \"seconds\": %.3f, \"error\": ", now_seconds() - m->t0);
+	json_string(stdout, m->error_text);
 	printf("}\n");
 	fflush(stdout);
 }
 
 void
-finish(int code, const char *outcome)
+finish(Move *m, int code, const char *outcome)
 {
 	progress_end();
-	M.outcome = outcome;
+	m->outcome = outcome;
 	if (report_json)
-		json_summary(code);
-	release_move_lock(&M.from);
-	release_move_lock(&M.to);
-	server_close(&M.from);
-	server_close(&M.to);
+		json_summary(m, code);
+	release_move_lock(m, &m->from);
+	release_move_lock(m, &m->to);
+	server_close(&m->from);
+	server_close(&m->to);
 	private_dir_remove();
 	exit(code);
 }
 
 void
-fail(const char *fmt,...)
+fail(Move *m, const char *fmt,...)
 {
 	va_list		ap;
 	char		buf[2048];
@@ -304,22 +302,22 @@ fail(const char *fmt,...)
 	va_end(ap);
 	if (interrupted_by)
 	{
-		M.error_text = xprintf("interrupted by %s during %s", signal_name(interrupted_by),
-							   M.step ? M.step : "the checks");
-		error_msg("%s", M.error_text);
+		m->error_text = xprintf("interrupted by %s during %s", signal_name(interrupted_by),
+								m->step ? m->step : "the checks");
+		error_msg("%s", m->error_text);
 	}
 	else
 	{
-		M.error_text = xstrdup(buf);
+		m->error_text = xstrdup(buf);
 		error_msg("%s", buf);
 	}
-	if (M.on_failure)
-		M.on_failure();
-	finish(EXIT_UNFINISHED, "unfinished");
+	if (m->on_failure)
+		m->on_failure(m);
+	finish(m, EXIT_UNFINISHED, "unfinished");
 }
 
 void
-refuse(const char *fmt,...)
+refuse(Move *m, const char *fmt,...)
 {
 	va_list		ap;
 	char		buf[2048];
@@ -327,7 +325,7 @@ refuse(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	M.error_text = xstrdup(buf);
+	m->error_text = xstrdup(buf);
 	error_msg("%s", buf);
-	finish(EXIT_FAILED, "refused");
+	finish(m, EXIT_FAILED, "refused");
 }

@@ -20,96 +20,96 @@
  * return, and say what state the servers are in.
  */
 void NORETURN
-give_up(void)
+give_up(Move *m)
 {
 	bool		ok;
 
 	cancel_allow(false);
-	if (M.past_no_return)
+	if (m->past_no_return)
 	{
-		say("the move is past the point of no return: shard %d is registered on the --to server", M.shard);
-		report_state();
+		say("the move is past the point of no return: shard %d is registered on the --to server", m->shard);
+		report_state(m);
 		hint_msg("Run the same command with --resume to finish the move.");
-		finish(EXIT_UNFINISHED, "unfinished");
+		finish(m, EXIT_UNFINISHED, "unfinished");
 	}
-	if (!M.changed)
+	if (!m->changed)
 	{
 		say("nothing was changed");
-		finish(EXIT_FAILED, "failed");
+		finish(m, EXIT_FAILED, "failed");
 	}
-	say("undoing the move of shard %d", M.shard);
-	ok = undo_target();
-	if (M.dst_known && target_rank(M.dst_phase) >= RANK_CUT_OVER)
+	say("undoing the move of shard %d", m->shard);
+	ok = undo_target(m);
+	if (m->dst_known && target_rank(m->dst_phase) >= RANK_CUT_OVER)
 	{
 		/* the cutover committed although its answer was lost */
-		say("the move is past the point of no return: shard %d is registered on the --to server", M.shard);
-		report_state();
+		say("the move is past the point of no return: shard %d is registered on the --to server", m->shard);
+		report_state(m);
 		hint_msg("Run the same command with --resume to finish the move.");
-		finish(EXIT_UNFINISHED, "unfinished");
+		finish(m, EXIT_UNFINISHED, "unfinished");
 	}
-	ok = undo_source() && ok;
-	report_state();
+	ok = undo_source(m) && ok;
+	report_state(m);
 	if (ok)
 	{
-		say("the move was undone: shard %d stays on the --from server, which takes its writes", M.shard);
-		finish(EXIT_FAILED, "undone");
+		say("the move was undone: shard %d stays on the --from server, which takes its writes", m->shard);
+		finish(m, EXIT_FAILED, "undone");
 	}
 	error_msg("the move could not be fully undone");
 	hint_msg("Once both servers answer, run the same command with --abort to finish the undo.");
-	finish(EXIT_UNFINISHED, "unfinished");
+	finish(m, EXIT_UNFINISHED, "unfinished");
 }
 
 /* target: subscription, the schema this move created, journal aborted */
 bool
-undo_target(void)
+undo_target(Move *m)
 {
 	bool		ok;
 	char	   *name = NULL;
 
 	JournalRow	j;
 
-	M.dst_known = false;
-	if (M.to.conn == NULL || !server_ensure(&M.to, UNDO_REACH_S))
+	m->dst_known = false;
+	if (m->to.conn == NULL || !server_ensure(&m->to, UNDO_REACH_S))
 	{
-		if (M.dst_phase[0] == '\0' || is(M.dst_phase, "aborted"))
+		if (m->dst_phase[0] == '\0' || is(m->dst_phase, "aborted"))
 			return true;
 		error_msg("could not reach the --to server to undo its part: %s", db_error());
 		return false;
 	}
-	rollback(&M.to);
+	rollback(m, &m->to);
 	/* what the journal there says, not what this run believes it committed */
-	if (M.move_id && journal_by_id(&M.to, M.move_id, "target", &j))
+	if (m->move_id && journal_by_id(&m->to, m->move_id, "target", &j))
 	{
-		M.dst_known = true;
-		set_phase(M.dst_phase, j.found ? j.phase : "");
+		m->dst_known = true;
+		set_phase(m->dst_phase, j.found ? j.phase : "");
 		if (j.found)
 		{
-			M.dst_schema_oid = j.schema_oid;
+			m->dst_schema_oid = j.schema_oid;
 			if (j.sub_oid)
-				M.sub_oid = j.sub_oid;
+				m->sub_oid = j.sub_oid;
 		}
 	}
-	if (M.dst_phase[0] == '\0' || is(M.dst_phase, "aborted"))
+	if (m->dst_phase[0] == '\0' || is(m->dst_phase, "aborted"))
 		return true;
-	if (target_rank(M.dst_phase) >= RANK_CUT_OVER)
+	if (target_rank(m->dst_phase) >= RANK_CUT_OVER)
 		return false;
-	ok = drop_subscription(&M.to, M.name);
+	ok = drop_subscription(&m->to, m->name);
 	if (!ok)
-		error_msg("could not drop subscription %s on the --to server: %s", M.name, db_error());
-	ok = ok && tx_begin(&M.to);
-	if (ok && M.dst_schema_oid)
-		ok = drop_schema_by_oid(&M.to, M.dst_schema_oid, &name);
-	ok = ok && exec_sql(&M.to,
+		error_msg("could not drop subscription %s on the --to server: %s", m->name, db_error());
+	ok = ok && tx_begin(&m->to);
+	if (ok && m->dst_schema_oid)
+		ok = drop_schema_by_oid(&m->to, m->dst_schema_oid, &name);
+	ok = ok && exec_sql(&m->to,
 						"UPDATE shardid.move_journal SET phase = 'aborted', updated_at = pg_catalog.now() "
-						"WHERE move_id = $1 AND side = 'target'", 1, M.move_id) &&
-		commit(&M.to);
+						"WHERE move_id = $1 AND side = 'target'", 1, m->move_id) &&
+		commit(m, &m->to);
 	if (!ok)
 	{
 		error_msg("could not undo the move on the --to server: %s", db_error());
-		rollback(&M.to);
+		rollback(m, &m->to);
 		return false;
 	}
-	set_phase(M.dst_phase, "aborted");
+	set_phase(m->dst_phase, "aborted");
 	say("--to server: %s", name ? "the partial copy was dropped" : "nothing was left to drop");
 	free(name);
 	return true;
@@ -117,56 +117,56 @@ undo_target(void)
 
 /* source: writes allowed again, publication and slots dropped, journal aborted */
 bool
-undo_source(void)
+undo_source(Move *m)
 {
 	bool		ok;
 
 	JournalRow	j;
 
-	if (M.from.conn == NULL || !server_ensure(&M.from, UNDO_REACH_S))
+	if (m->from.conn == NULL || !server_ensure(&m->from, UNDO_REACH_S))
 	{
-		if (M.src_phase[0] == '\0' || is(M.src_phase, "aborted"))
+		if (m->src_phase[0] == '\0' || is(m->src_phase, "aborted"))
 			return true;
 		error_msg("could not reach the --from server to undo its part: %s", db_error());
 		return false;
 	}
-	rollback(&M.from);
-	if (M.move_id && journal_by_id(&M.from, M.move_id, "source", &j))
+	rollback(m, &m->from);
+	if (m->move_id && journal_by_id(&m->from, m->move_id, "source", &j))
 	{
-		set_phase(M.src_phase, j.found ? j.phase : "");
-		if (j.found && j.sub_oid && !M.sub_oid)
-			M.sub_oid = j.sub_oid;
+		set_phase(m->src_phase, j.found ? j.phase : "");
+		if (j.found && j.sub_oid && !m->sub_oid)
+			m->sub_oid = j.sub_oid;
 	}
-	if (M.src_phase[0] == '\0' || is(M.src_phase, "aborted"))
+	if (m->src_phase[0] == '\0' || is(m->src_phase, "aborted"))
 		return true;
-	if (is(M.src_phase, "moved-away") || is(M.src_phase, "dropped"))
+	if (is(m->src_phase, "moved-away") || is(m->src_phase, "dropped"))
 		return false;
-	if (is(M.src_phase, "handing-over") && (!M.dst_known || target_rank(M.dst_phase) >= RANK_CUT_OVER))
+	if (is(m->src_phase, "handing-over") && (!m->dst_known || target_rank(m->dst_phase) >= RANK_CUT_OVER))
 	{
 		error_msg("the --from server's part is not undone: %s",
-				  M.dst_known ? "the --to server took the shard over" :
+				  m->dst_known ? "the --to server took the shard over" :
 				  "only the --to server knows whether it took the shard over, and it did not answer");
 		return false;
 	}
-	if (!drop_slots(&M.from, M.name, M.sub_oid, true))
+	if (!drop_slots(&m->from, m->name, m->sub_oid, true))
 	{
 		error_msg("could not drop the replication slots of the move on the --from server: %s", db_error());
 		return false;
 	}
-	ok = tx_begin(&M.from) &&
-		unfreeze_tables(&M.from, M.schema) &&
-		drop_publication(&M.from, M.name) &&
-		exec_sql(&M.from,
+	ok = tx_begin(&m->from) &&
+		unfreeze_tables(&m->from, m->schema) &&
+		drop_publication(&m->from, m->name) &&
+		exec_sql(&m->from,
 				 "UPDATE shardid.move_journal SET phase = 'aborted', updated_at = pg_catalog.now() "
-				 "WHERE move_id = $1 AND side = 'source'", 1, M.move_id) &&
-		commit(&M.from);
+				 "WHERE move_id = $1 AND side = 'source'", 1, m->move_id) &&
+		commit(m, &m->from);
 	if (!ok)
 	{
 		error_msg("could not undo the move on the --from server: %s", db_error());
-		rollback(&M.from);
+		rollback(m, &m->from);
 		return false;
 	}
-	set_phase(M.src_phase, "aborted");
-	say("--from server: shard %d takes writes again", M.shard);
+	set_phase(m->src_phase, "aborted");
+	say("--from server: shard %d takes writes again", m->shard);
 	return true;
 }

@@ -109,10 +109,10 @@ close_side(Side *s)
 }
 
 /* the sessions of the verification closed: their locks must not hold the undo */
-static void vfail(const char *fmt,...) PRINTF_LIKE(1, 2) NORETURN;
+static void vfail(Move *m, const char *fmt,...) PRINTF_LIKE(2, 3) NORETURN;
 
 static void
-vfail(const char *fmt,...)
+vfail(Move *m, const char *fmt,...)
 {
 	va_list		ap;
 	char		msg[8192];
@@ -120,9 +120,9 @@ vfail(const char *fmt,...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	close_side(&M.verify->sides[0]);
-	close_side(&M.verify->sides[1]);
-	fail("%s", msg);
+	close_side(&m->verify->sides[0]);
+	close_side(&m->verify->sides[1]);
+	fail(m, "%s", msg);
 }
 
 /*
@@ -143,40 +143,40 @@ side_connect(Side *s, Server *conn)
 
 /* the hash both servers can compute alike */
 static void
-prepare(void)
+prepare(Move *m)
 {
 	char	   *enc[2] = {NULL, NULL};
 	int			i;
 
-	if (M.verify == NULL)
-		M.verify = xcalloc(1, sizeof(Verify));
-	if (M.verify->prepared)
+	if (m->verify == NULL)
+		m->verify = xcalloc(1, sizeof(Verify));
+	if (m->verify->prepared)
 		return;
-	M.verify->have_md5 = true;
+	m->verify->have_md5 = true;
 	for (i = 0; i < 2; i++)
 	{
-		Server	   *s = i == 0 ? &M.from : &M.to;
+		Server	   *s = i == 0 ? &m->from : &m->to;
 		PGresult   *res;
 
-		need(s);
+		need(m, s);
 		if (!get_value(s, &enc[i], "SELECT pg_catalog.current_setting('server_encoding')", 0))
-			fail("could not query the %s server: %s", s->option, db_error());
+			fail(m, "could not query the %s server: %s", s->option, db_error());
 		/* MD5 is refused in FIPS mode */
 		res = query(s, "SELECT pg_catalog.md5('')", 0);
 		if (res == NULL)
-			M.verify->have_md5 = false;
+			m->verify->have_md5 = false;
 		PQclear(res);
 	}
-	M.verify->hash_form = !M.verify->have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	m->verify->hash_form = !m->verify->have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
-	M.verify->row_of = xcalloc(M.ntables + 1, sizeof(char *));
-	M.verify->sides[0].server = &M.from;
-	M.verify->sides[1].server = &M.to;
+	m->verify->row_of = xcalloc(m->ntables + 1, sizeof(char *));
+	m->verify->sides[0].server = &m->from;
+	m->verify->sides[1].server = &m->to;
 	for (i = 0; i < 2; i++)
-		if (M.verify->sides[i].before == NULL)
-			M.verify->sides[i].before = xcalloc(M.ntables + 1, sizeof(char *));
-	M.verify->prepared = true;
+		if (m->verify->sides[i].before == NULL)
+			m->verify->sides[i].before = xcalloc(m->ntables + 1, sizeof(char *));
+	m->verify->prepared = true;
 }
 
 /*
@@ -189,24 +189,24 @@ prepare(void)
  * freeze of a table whose columns changed since are dropped.
  */
 static void
-read_columns(void)
+read_columns(Move *m)
 {
 	int			i,
 				k;
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sig[2] = {NULL, NULL},
 				   *row = NULL;
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
 		for (k = 0; k < 2; k++)
 		{
-			Server	   *s = k == 0 ? &M.from : &M.to;
+			Server	   *s = k == 0 ? &m->from : &m->to;
 			PGresult   *res;
 
-			need(s);
+			need(m, s);
 			res = query(s,
 						"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
 						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
@@ -217,9 +217,9 @@ read_columns(void)
 						"OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-						2, M.tables[i].qname, M.verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
+						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
 			if (res == NULL)
-				vfail("could not read the columns of table %s on the %s server: %s", M.tables[i].qname,
+				vfail(m, "could not read the columns of table %s on the %s server: %s", m->tables[i].qname,
 					  s->option, db_error());
 			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
 			if (k == 0)
@@ -231,14 +231,14 @@ read_columns(void)
 			free(row);
 			row = NULL;
 		}
-		if (row == NULL || M.verify->row_of[i] == NULL || !is(row, M.verify->row_of[i]))
+		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]))
 			for (k = 0; k < 2; k++)
 			{
-				free(M.verify->sides[k].before[i]);
-				M.verify->sides[k].before[i] = NULL;
+				free(m->verify->sides[k].before[i]);
+				m->verify->sides[k].before[i] = NULL;
 			}
-		free(M.verify->row_of[i]);
-		M.verify->row_of[i] = row;
+		free(m->verify->row_of[i]);
+		m->verify->row_of[i] = row;
 		free(sig[0]);
 		free(sig[1]);
 	}
@@ -246,20 +246,20 @@ read_columns(void)
 
 /* the hash of a row of table i (t); 0 for a table compared by its count */
 static char *
-hash_of(int i)
+hash_of(Move *m, int i)
 {
-	return M.verify->row_of[i] ? xprintf(M.verify->hash_form, M.verify->row_of[i]) : xstrdup("0::pg_catalog.int8");
+	return m->verify->row_of[i] ? xprintf(m->verify->hash_form, m->verify->row_of[i]) : xstrdup("0::pg_catalog.int8");
 }
 
 /* "rows sum filenode" of every row of table i */
 static char *
-full_sql(Side *s, int i)
+full_sql(Move *m, Side *s, int i)
 {
-	char	   *h = hash_of(i);
-	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	char	   *h = hash_of(m, i);
+	char	   *lname = quote_literal(&s->work, m->tables[i].qname);
 	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), COALESCE(pg_catalog.sum(%s), 0), "
 							"pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) FROM ONLY %s t",
-							h, lname, M.tables[i].qname);
+							h, lname, m->tables[i].qname);
 
 	free(h);
 	free(lname);
@@ -277,10 +277,10 @@ full_sql(Side *s, int i)
  * whatever else q takes in is counted on both scans and cancels out.
  */
 static char *
-delta_sql(Side *s, int i, long long next, long long min_multi, long long next_multi)
+delta_sql(Move *m, Side *s, int i, long long next, long long min_multi, long long next_multi)
 {
-	char	   *h = hash_of(i);
-	char	   *lname = quote_literal(&s->work, M.tables[i].qname);
+	char	   *h = hash_of(m, i);
+	char	   *lname = quote_literal(&s->work, m->tables[i].qname);
 	long long	x = atoll(s->xmin);
 	const char *xmax = "t.xmax::pg_catalog.text::pg_catalog.int8";
 	char	   *q = xprintf("((pg_catalog.age(t.xmin) OPERATOR(pg_catalog.>=) (SELECT pg_catalog.age('%lld'::pg_catalog.xid)) "
@@ -295,7 +295,7 @@ delta_sql(Side *s, int i, long long next, long long min_multi, long long next_mu
 	char	   *r = xprintf("SELECT pg_catalog.concat_ws(' ', pg_catalog.count(*), pg_catalog.count(v.h), "
 							"COALESCE(pg_catalog.sum(v.h), 0), pg_catalog.pg_relation_filenode(%s::pg_catalog.regclass)) "
 							"FROM (SELECT CASE WHEN %s THEN %s END AS h FROM ONLY %s t OFFSET 0) v",
-							lname, q, h, M.tables[i].qname);
+							lname, q, h, m->tables[i].qname);
 
 	free(h);
 	free(lname);
@@ -308,7 +308,7 @@ delta_sql(Side *s, int i, long long next, long long min_multi, long long next_mu
  * objects.c tells why so); the answer comes by owner_recv()
  */
 static bool
-owner_send(Side *s, const char *owner, const char *sql)
+owner_send(Move *m, Side *s, const char *owner, const char *sql)
 {
 	char	   *fn = xprintf("%s.shardid_move_hash_%d", s->scratch, s->made++);
 	char	   *qowner = quote_ident(&s->work, owner);
@@ -324,11 +324,11 @@ owner_send(Side *s, const char *owner, const char *sql)
 
 	ok = exec_sql(&s->work, create, 0) && exec_sql(&s->work, own, 0);
 	if (!ok)
-		snprintf(M.verify->why, sizeof(M.verify->why), "%s", db_error());
+		snprintf(m->verify->why, sizeof(m->verify->why), "%s", db_error());
 	else if (PQsendQueryParams(s->work.conn, call, 1, NULL, params, NULL, NULL, 0) != 1)
 	{
-		snprintf(M.verify->why, sizeof(M.verify->why), "%s", PQerrorMessage(s->work.conn));
-		chomp(M.verify->why);
+		snprintf(m->verify->why, sizeof(m->verify->why), "%s", PQerrorMessage(s->work.conn));
+		chomp(m->verify->why);
 		ok = false;
 	}
 	free(fn);
@@ -345,7 +345,7 @@ owner_send(Side *s, const char *owner, const char *sql)
  * her function
  */
 static bool
-owner_recv(Side *s, char **out)
+owner_recv(Move *m, Side *s, char **out)
 {
 	PGresult   *res;
 	bool		ok = false;
@@ -374,22 +374,22 @@ owner_recv(Side *s, char **out)
 		else if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		{
 			ok = false;
-			snprintf(M.verify->why, sizeof(M.verify->why), "%s",
+			snprintf(m->verify->why, sizeof(m->verify->why), "%s",
 					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) ?
 					 PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQerrorMessage(s->work.conn));
-			chomp(M.verify->why);
+			chomp(m->verify->why);
 		}
 		PQclear(res);
 	}
 	cancel_disarm();
 	if (ok && *out == NULL)
 	{
-		snprintf(M.verify->why, sizeof(M.verify->why), "no result");
+		snprintf(m->verify->why, sizeof(m->verify->why), "no result");
 		ok = false;
 	}
 	if (ok && !reset_settings(&s->work))
 	{
-		snprintf(M.verify->why, sizeof(M.verify->why), "%s", db_error());
+		snprintf(m->verify->why, sizeof(m->verify->why), "%s", db_error());
 		ok = false;
 	}
 	return ok;
@@ -401,7 +401,7 @@ owner_recv(Side *s, char **out)
  * the move naming what
  */
 static void
-run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out, char **to_out)
+run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **from_out, char **to_out)
 {
 	char	   *sql[2] = {sql_from, sql_to};
 	char	  **out[2] = {from_out, to_out};
@@ -412,7 +412,7 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 	{
 		if (sql[k] == NULL)
 			continue;
-		if (!owner_send(&M.verify->sides[k], M.tables[i].owner, sql[k]))
+		if (!owner_send(m, &m->verify->sides[k], m->tables[i].owner, sql[k]))
 			break;
 		sent[k] = true;
 	}
@@ -424,24 +424,24 @@ run_both(int i, const char *what, char *sql_from, char *sql_to, char **from_out,
 			continue;
 		if (!sent[k])
 		{
-			snprintf(msg, sizeof(msg), "%s", M.verify->why);
-			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
-				  M.verify->sides[k].server->option, M.tables[i].owner, msg);
+			snprintf(msg, sizeof(msg), "%s", m->verify->why);
+			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
+				  m->verify->sides[k].server->option, m->tables[i].owner, msg);
 		}
-		if (!owner_recv(&M.verify->sides[k], out[k]))
+		if (!owner_recv(m, &m->verify->sides[k], out[k]))
 		{
-			snprintf(msg, sizeof(msg), "%s", M.verify->why);
+			snprintf(msg, sizeof(msg), "%s", m->verify->why);
 			if (k == 0 && sent[1])
 			{
 				char	   *other = NULL;
 
-				(void) owner_recv(&M.verify->sides[1], &other);
+				(void) owner_recv(m, &m->verify->sides[1], &other);
 				free(other);
 			}
 			if (interrupted_by)
-				vfail("interrupted");
-			vfail("could not %s table %s on the %s server as its owner %s: %s", what, M.tables[i].qname,
-				  M.verify->sides[k].server->option, M.tables[i].owner, msg);
+				vfail(m, "interrupted");
+			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
+				  m->verify->sides[k].server->option, m->tables[i].owner, msg);
 		}
 	}
 }
@@ -511,7 +511,7 @@ next_ids(Server *s, long long *xid, long long *multi)
  * once given back to their owners.
  */
 void
-hash_before_freeze(void)
+hash_before_freeze(Move *m)
 {
 	int			i,
 				k;
@@ -519,15 +519,15 @@ hash_before_freeze(void)
 	long long	rows = 0;
 	char		a[32];
 
-	check_interrupt();
-	need(&M.to);
-	if (PQserverVersion(M.to.conn) < 160000)
+	check_interrupt(m);
+	need(m, &m->to);
+	if (PQserverVersion(m->to.conn) < 160000)
 		return;
-	prepare();
-	read_columns();
+	prepare(m);
+	read_columns(m);
 	for (k = 0; k < 2; k++)
 	{
-		Side	   *s = &M.verify->sides[k];
+		Side	   *s = &m->verify->sides[k];
 		PGresult   *res;
 
 		close_side(s);
@@ -537,37 +537,37 @@ hash_before_freeze(void)
 						 "SELECT pg_catalog.pg_export_snapshot(), (pg_catalog.pg_snapshot_xmin("
 						 "pg_catalog.pg_current_snapshot())::pg_catalog.text::pg_catalog.int8 "
 						 "OPERATOR(pg_catalog.%) 4294967296)::pg_catalog.text", 0)) == NULL)
-			vfail("could not take a snapshot of shard %d on the %s server: %s", M.shard, s->server->option,
+			vfail(m, "could not take a snapshot of shard %d on the %s server: %s", m->shard, s->server->option,
 				  db_error());
 		s->snapshot = xstrdup(PQgetvalue(res, 0, 0));
 		free(s->xmin);
 		s->xmin = xstrdup(PQgetvalue(res, 0, 1));
 		PQclear(res);
 		if (!work_begin(s, s->snapshot))
-			vfail("could not read shard %d on the %s server: %s", M.shard, s->server->option, db_error());
+			vfail(m, "could not read shard %d on the %s server: %s", m->shard, s->server->option, db_error());
 	}
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sf,
 				   *st;
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
-		progress("hashing the rows before the freeze: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
-		sf = full_sql(&M.verify->sides[0], i);
-		st = full_sql(&M.verify->sides[1], i);
-		free(M.verify->sides[0].before[i]);
-		free(M.verify->sides[1].before[i]);
-		run_both(i, "hash the rows of", sf, st, &M.verify->sides[0].before[i], &M.verify->sides[1].before[i]);
-		rows += atoll(M.verify->sides[0].before[i]);
+		progress("hashing the rows before the freeze: table %s (%d of %d)", m->tables[i].qname, i + 1, m->ntables);
+		sf = full_sql(m, &m->verify->sides[0], i);
+		st = full_sql(m, &m->verify->sides[1], i);
+		free(m->verify->sides[0].before[i]);
+		free(m->verify->sides[1].before[i]);
+		run_both(m, i, "hash the rows of", sf, st, &m->verify->sides[0].before[i], &m->verify->sides[1].before[i]);
+		rows += atoll(m->verify->sides[0].before[i]);
 		free(sf);
 		free(st);
 	}
 	progress_end();
 	for (k = 0; k < 2; k++)
-		tx_rollback(&M.verify->sides[k].work);
+		tx_rollback(&m->verify->sides[k].work);
 	say("hashed the rows of %s (%s rows on the --from server) on both servers in %.1f s, before the freeze",
-		count_of(M.ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
+		count_of(m->ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
 }
 
 /*
@@ -582,7 +582,7 @@ hash_before_freeze(void)
 #define HOLD_WAIT_S 2
 
 static bool
-hold_tables(Side *s, bool *busy)
+hold_tables(Move *m, Side *s, bool *busy)
 {
 	double		deadline = now_seconds() + HOLD_WAIT_S;
 
@@ -591,7 +591,7 @@ hold_tables(Side *s, bool *busy)
 	{
 		if (exec_sql(&s->hold, "SAVEPOINT shardid_move_lock", 0) &&
 			exec_sql(&s->hold, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
-			lock_tables(&s->hold, "EXCLUSIVE"))
+			lock_tables(m, &s->hold, "EXCLUSIVE"))
 			return exec_sql(&s->hold, "RELEASE SAVEPOINT shardid_move_lock", 0);
 		*busy = is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE);
 		if (!*busy || now_seconds() > deadline || interrupted_by ||
@@ -603,25 +603,25 @@ hold_tables(Side *s, bool *busy)
 
 /* a + b - c, numbers of any size, computed by server s */
 static char *
-add_sub(Server *s, const char *a, const char *b, const char *c)
+add_sub(Move *m, Server *s, const char *a, const char *b, const char *c)
 {
 	char	   *r = NULL;
 
 	if (!get_value(s, &r, "SELECT ($1::pg_catalog.numeric OPERATOR(pg_catalog.+) $2::pg_catalog.numeric "
 				   "OPERATOR(pg_catalog.-) $3::pg_catalog.numeric)::pg_catalog.text", 3, a, b, c) || r == NULL)
-		vfail("could not query the %s server: %s", s->option, db_error());
+		vfail(m, "could not query the %s server: %s", s->option, db_error());
 	return r;
 }
 
 /* begin a transaction of each side's work session, under X or not */
 static void
-work_begin_both(bool under_x)
+work_begin_both(Move *m, bool under_x)
 {
 	int			k;
 
 	for (k = 0; k < 2; k++)
-		if (!work_begin(&M.verify->sides[k], under_x ? M.verify->sides[k].snapshot : NULL))
-			vfail("could not read shard %d on the %s server: %s", M.shard, M.verify->sides[k].server->option, db_error());
+		if (!work_begin(&m->verify->sides[k], under_x ? m->verify->sides[k].snapshot : NULL))
+			vfail(m, "could not read shard %d on the %s server: %s", m->shard, m->verify->sides[k].server->option, db_error());
 }
 
 /*
@@ -633,7 +633,7 @@ work_begin_both(bool under_x)
  * sessions that keep X are lost.
  */
 static bool
-hash_changes(char **now[2], long long changed[2])
+hash_changes(Move *m, char **now[2], long long changed[2])
 {
 	long long	next[2],
 				next_multi[2],
@@ -647,39 +647,39 @@ hash_changes(char **now[2], long long changed[2])
 
 	for (k = 0; k < 2 && ok; k++)
 	{
-		Side	   *s = &M.verify->sides[k];
+		Side	   *s = &m->verify->sides[k];
 
-		min_multi[k] = xcalloc(M.ntables + 1, sizeof(long long));
-		f[k] = xcalloc(M.ntables + 1, sizeof(char *));
-		x[k] = xcalloc(M.ntables + 1, sizeof(char *));
-		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(s, &busy) &&
+		min_multi[k] = xcalloc(m->ntables + 1, sizeof(long long));
+		f[k] = xcalloc(m->ntables + 1, sizeof(char *));
+		x[k] = xcalloc(m->ntables + 1, sizeof(char *));
+		ok = s->hold.conn && PQstatus(s->hold.conn) == CONNECTION_OK && hold_tables(m, s, &busy) &&
 			side_connect(s, &s->work) && next_ids(&s->work, &next[k], &next_multi[k]);
-		for (i = 0; ok && i < M.ntables; i++)
+		for (i = 0; ok && i < m->ntables; i++)
 		{
-			char	   *m = NULL;
+			char	   *mx = NULL;
 
-			if (M.tables[i].kind != 'r')
+			if (m->tables[i].kind != 'r')
 				continue;
-			ok = get_value(&s->work, &m, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
+			ok = get_value(&s->work, &mx, "SELECT relminmxid::pg_catalog.text FROM pg_catalog.pg_class "
 						   "WHERE oid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass", 1,
-						   M.tables[i].qname) && m != NULL;
-			min_multi[k][i] = m ? atoll(m) : 0;
-			free(m);
+						   m->tables[i].qname) && mx != NULL;
+			min_multi[k][i] = mx ? atoll(mx) : 0;
+			free(mx);
 		}
 		if (!ok && interrupted_by)
-			vfail("interrupted");
+			vfail(m, "interrupted");
 	}
 	if (!ok)
 	{
 		if (busy)
 			warning_msg("a transaction on the %s server holds rows of shard %d locked, or a table of it in a mode "
 						"that conflicts with EXCLUSIVE: hashing every row in the freeze, as no hash taken before "
-						"it can be used", M.verify->sides[k - 1].server->option, M.shard);
+						"it can be used", m->verify->sides[k - 1].server->option, m->shard);
 		else
 			warning_msg("the hashes of the rows taken before the freeze cannot be used (%s): hashing every row "
 						"now", db_error());
-		close_side(&M.verify->sides[0]);
-		close_side(&M.verify->sides[1]);
+		close_side(&m->verify->sides[0]);
+		close_side(&m->verify->sides[1]);
 		for (k = 0; k < 2; k++)
 		{
 			free(min_multi[k]);
@@ -690,30 +690,30 @@ hash_changes(char **now[2], long long changed[2])
 	}
 
 	/* F: the changed row versions it sees */
-	work_begin_both(false);
-	for (i = 0; i < M.ntables; i++)
+	work_begin_both(m, false);
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sql[2] = {NULL, NULL};
 
-		if (M.tables[i].kind != 'r' || M.verify->sides[0].before[i] == NULL || M.verify->sides[1].before[i] == NULL)
+		if (m->tables[i].kind != 'r' || m->verify->sides[0].before[i] == NULL || m->verify->sides[1].before[i] == NULL)
 			continue;
-		progress("verifying the rows changed since the hashes before the freeze: table %s", M.tables[i].qname);
+		progress("verifying the rows changed since the hashes before the freeze: table %s", m->tables[i].qname);
 		for (k = 0; k < 2; k++)
-			sql[k] = delta_sql(&M.verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
-		run_both(i, "hash the changed rows of", sql[0], sql[1], &f[0][i], &f[1][i]);
+			sql[k] = delta_sql(m, &m->verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+		run_both(m, i, "hash the changed rows of", sql[0], sql[1], &f[0][i], &f[1][i]);
 		free(sql[0]);
 		free(sql[1]);
 	}
 	for (k = 0; k < 2; k++)
-		tx_rollback(&M.verify->sides[k].work);
+		tx_rollback(&m->verify->sides[k].work);
 
 	/*
 	 * X: those it saw, where rows may have gone.  F sees every row version
 	 * that X did not in q: when F's rows are X's and all of F's in q, each
 	 * of those is new, none went, and X holds none in q.
 	 */
-	work_begin_both(true);
-	for (i = 0; i < M.ntables; i++)
+	work_begin_both(m, true);
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sql[2] = {NULL, NULL};
 
@@ -725,20 +725,20 @@ hash_changes(char **now[2], long long changed[2])
 						f_rows = 0,
 						f_q = 0;
 
-			if (sscanf(M.verify->sides[k].before[i], "%lld", &b_rows) != 1 ||
+			if (sscanf(m->verify->sides[k].before[i], "%lld", &b_rows) != 1 ||
 				sscanf(f[k][i], "%lld %lld", &f_rows, &f_q) != 2 || f_rows != b_rows + f_q)
-				sql[k] = delta_sql(&M.verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
+				sql[k] = delta_sql(m, &m->verify->sides[k], i, next[k], min_multi[k][i], next_multi[k]);
 		}
 		if (sql[0] || sql[1])
-			run_both(i, "hash the changed rows of", sql[0], sql[1], &x[0][i], &x[1][i]);
+			run_both(m, i, "hash the changed rows of", sql[0], sql[1], &x[0][i], &x[1][i]);
 		free(sql[0]);
 		free(sql[1]);
 	}
 	for (k = 0; k < 2; k++)
-		tx_rollback(&M.verify->sides[k].work);
+		tx_rollback(&m->verify->sides[k].work);
 
 	/* before (X, all): rows sum file; x and f: rows q-rows q-sum file */
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 		for (k = 0; k < 2; k++)
 		{
 			long long	b_rows = 0,
@@ -754,7 +754,7 @@ hash_changes(char **now[2], long long changed[2])
 						f_file[32] = "";
 
 			if (f[k][i] == NULL ||
-				sscanf(M.verify->sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
+				sscanf(m->verify->sides[k].before[i], "%lld %63s %31s", &b_rows, b_sum, b_file) != 3 ||
 				sscanf(f[k][i], "%lld %lld %63s %31s", &f_rows, &f_q, f_sum, f_file) != 4)
 				continue;
 			if (x[k][i] == NULL)
@@ -767,7 +767,7 @@ hash_changes(char **now[2], long long changed[2])
 			/* the relation X read, and counts that add up; else every row */
 			if (is(b_file, x_file) && is(x_file, f_file) && x_rows == b_rows && b_rows + f_q - x_q == f_rows)
 			{
-				char	   *sum = add_sub(M.verify->sides[k].server, b_sum, f_sum, x_sum);
+				char	   *sum = add_sub(m, m->verify->sides[k].server, b_sum, f_sum, x_sum);
 
 				now[k][i] = xprintf("%lld %s", f_rows, sum);
 				changed[k] += x_q + f_q;
@@ -776,7 +776,7 @@ hash_changes(char **now[2], long long changed[2])
 		}
 	for (k = 0; k < 2; k++)
 	{
-		for (i = 0; i < M.ntables; i++)
+		for (i = 0; i < m->ntables; i++)
 		{
 			free(f[k][i]);
 			free(x[k][i]);
@@ -794,7 +794,7 @@ hash_changes(char **now[2], long long changed[2])
  * that differs.  Returns the number of rows.
  */
 long long
-verify_rows(void)
+verify_rows(Move *m)
 {
 	char	  **now[2];
 	bool		delta = false;
@@ -804,37 +804,37 @@ verify_rows(void)
 				k;
 	double		t = now_seconds();
 
-	prepare();
-	read_columns();
+	prepare(m);
+	read_columns(m);
 	for (k = 0; k < 2; k++)
-		now[k] = xcalloc(M.ntables + 1, sizeof(char *));
+		now[k] = xcalloc(m->ntables + 1, sizeof(char *));
 
 	/* the hashes before the freeze, if their snapshots are still kept */
-	if (M.verify->sides[0].snapshot && M.verify->sides[1].snapshot)
-		delta = hash_changes(now, changed);
+	if (m->verify->sides[0].snapshot && m->verify->sides[1].snapshot)
+		delta = hash_changes(m, now, changed);
 
 	/* every row of the rest, under one snapshot per server */
-	work_begin_both(false);
-	for (i = 0; i < M.ntables; i++)
+	work_begin_both(m, false);
+	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sql[2] = {NULL, NULL};
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 			continue;
 		for (k = 0; k < 2; k++)
 			if (now[k][i] == NULL)
-				sql[k] = full_sql(&M.verify->sides[k], i);
+				sql[k] = full_sql(m, &m->verify->sides[k], i);
 		if (sql[0] || sql[1])
 		{
-			progress("verifying the rows: table %s (%d of %d)", M.tables[i].qname, i + 1, M.ntables);
-			run_both(i, "hash the rows of", sql[0], sql[1], &now[0][i], &now[1][i]);
+			progress("verifying the rows: table %s (%d of %d)", m->tables[i].qname, i + 1, m->ntables);
+			run_both(m, i, "hash the rows of", sql[0], sql[1], &now[0][i], &now[1][i]);
 		}
 		free(sql[0]);
 		free(sql[1]);
 	}
 	progress_end();
-	close_side(&M.verify->sides[0]);
-	close_side(&M.verify->sides[1]);
+	close_side(&m->verify->sides[0]);
+	close_side(&m->verify->sides[1]);
 	if (delta)
 	{
 		char		a[32],
@@ -845,32 +845,32 @@ verify_rows(void)
 			fmt_count(b, sizeof(b), (double) changed[1]), now_seconds() - t);
 	}
 
-	for (i = 0; i < M.ntables; i++)
+	for (i = 0; i < m->ntables; i++)
 	{
 		long long	a = 0,
 					b = 0;
 		char		ha[64] = "",
 					hb[64] = "";
 
-		if (M.tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r')
 		{
-			M.tables[i].rows = 0;
+			m->tables[i].rows = 0;
 			continue;
 		}
 		(void) sscanf(now[0][i], "%lld %63s", &a, ha);
 		(void) sscanf(now[1][i], "%lld %63s", &b, hb);
-		M.tables[i].rows = a;
+		m->tables[i].rows = a;
 		total += a;
 		if (a != b)
-			fail("table %s has %lld rows on the --from server but %lld on the --to server",
-				 M.tables[i].qname, a, b);
+			fail(m, "table %s has %lld rows on the --from server but %lld on the --to server",
+				 m->tables[i].qname, a, b);
 		if (!is(ha, hb))
-			fail("the rows of table %s differ between the --from server and the --to server: %s on each, "
-				 "but the hashes of their contents differ", M.tables[i].qname, count_of(a, "row", "rows"));
+			fail(m, "the rows of table %s differ between the --from server and the --to server: %s on each, "
+				 "but the hashes of their contents differ", m->tables[i].qname, count_of(a, "row", "rows"));
 	}
 	for (k = 0; k < 2; k++)
 	{
-		for (i = 0; i < M.ntables; i++)
+		for (i = 0; i < m->ntables; i++)
 			free(now[k][i]);
 		free(now[k]);
 	}
