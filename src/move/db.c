@@ -28,6 +28,11 @@
 
 #define MAX_PARAMS 16
 
+/*
+ * The last failure of a query or connection, as errno: db_error() and
+ * db_sqlstate() read it right after the call that failed, whatever the
+ * connection.  The process's, not a move's (db.c knows no move).
+ */
 static char last_error[4096];
 static char last_sqlstate[6];
 
@@ -87,7 +92,7 @@ const char *const value_settings[][2] = {
 static char *
 value_settings_sql(void)
 {
-	static char *sql = NULL;
+	static char *sql = NULL;	/* made once, of constants */
 	int			i;
 
 	if (sql != NULL)

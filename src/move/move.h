@@ -28,6 +28,11 @@
  *	 cutover.c		freeze, verify, the clock, cutover, finish
  *	 shardid-move.c	command line and the order of the steps
  *
+ * A move's state is one Move, which main() holds and passes down as m to
+ * every function that reads or writes it; no file keeps a move's state in a
+ * variable of its own.  The few file-scope variables left are the process's
+ * (report.c, proc.c, db.c: each says why).
+ *
  * fail() (state.c) undoes the move through the handler that main() installs
  * (give_up() of undo.c), the way pg_dump's exit_nicely() runs callbacks: the
  * lower files report a failure without calling up.

@@ -371,6 +371,7 @@ step_wait_sync(Move *m)
 {
 	double		deadline = now_seconds() + m->timeout;
 	CopyProgress cp = {0};
+	char		extra[64];		/* cp.extra */
 	long long	total = 0;
 	int			i;
 	int			again = 0;
@@ -394,7 +395,6 @@ step_wait_sync(Move *m)
 		PGresult   *res;
 		long		pending,
 					all;
-		static char extra[64];
 
 		check_interrupt(m);
 		need(m, &m->to);

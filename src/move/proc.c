@@ -32,12 +32,23 @@
 
 #include "move.h"
 
+/*
+ * The process's, not a move's, so file-scope: the signal that interrupted
+ * the run, set by on_signal(), which a handler can reach no other way.
+ */
 volatile sig_atomic_t interrupted_by = 0;
 
+/*
+ * The private directory of the process (and the process that made it, not
+ * a child): atexit() removes it through a handler that takes no argument.
+ */
 static char *private_dir = NULL;
 static pid_t private_dir_owner = 0;
 
-/* the query cancel a signal may fire: armed only while a query runs */
+/*
+ * The query cancel a signal may fire: armed only while a query runs, and
+ * read by on_signal(), hence file-scope.
+ */
 static PGcancel *volatile armed_cancel = NULL;
 static volatile sig_atomic_t cancel_allowed = 1;
 

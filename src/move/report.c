@@ -23,6 +23,12 @@
 
 #include "move.h"
 
+/*
+ * The process's output, not a move's state, and file-scope so that every
+ * message reaches them without a move (report.c knows none): --json sends
+ * the messages to standard error, which parse_args() sets once; and
+ * whether the progress line is on the terminal now.
+ */
 bool		report_json = false;
 
 static bool progress_shown = false;
@@ -108,7 +114,7 @@ hint_msg(const char *fmt,...)
 bool
 progress_enabled(void)
 {
-	static int	tty = -1;
+	static int	tty = -1;		/* standard error's, asked once */
 
 	if (tty < 0)
 		tty = isatty(STDERR_FILENO) ? 1 : 0;
