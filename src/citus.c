@@ -30,6 +30,11 @@
  * tables; the CREATE TABLE and ALTER TABLE commands Citus itself runs
  * inside its functions are left alone).  The rest is the SQL function
  * shardid_internal.citus_guard_ddl(), called through the function manager.
+ * Before that test, at any command, it refuses an ALTER TABLE (a DO
+ * block's too) that leaves next_id() on Citus's row-based model: the hooks
+ * of "Citus's row-based model refused" below, which also refuse it at
+ * create_distributed_table() and create_reference_table(), and at every
+ * INSERT and COPY that would run it, on every node.
  *
  * src/citus.c
  *
@@ -37,10 +42,16 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
@@ -48,17 +59,30 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
+#include "optimizer/planner.h"
 #include "parser/parse_func.h"
+#include "parser/parse_relation.h"
+#include "parser/parsetree.h"
 #include "tcop/pquery.h"
+#include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/acl.h"
+#include "utils/catcache.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
+#include "citus.h"
 #include "clock.h"
+#include "floor.h"
 #include "settings.h"
 #include "shared.h"
 #include "stored.h"
@@ -243,6 +267,524 @@ shardid_set_id(PG_FUNCTION_ARGS)
 	return PointerGetDatum(tuple);
 }
 
+/* ---------------------------------------------------------------------
+ * Citus's row-based model refused
+ *
+ * Citus runs a column's DEFAULT on the node that receives the INSERT or the
+ * COPY, any node of the cluster.  On a table that Citus distributes by a
+ * column (one shardid shard's rows on many Citus shards) or copies to every
+ * node (a reference table), each node would make next_id(shard) of the
+ * same shard from its own clock and counter, and the ids repeat.  shardid
+ * serves such tables nowhere, and refuses next_id() on them where it would
+ * run, on every node, with hooks of this library:
+ *
+ *	- the planner hook: an INSERT or a MERGE (in a WITH too) into such a
+ *	  table that calls next_id(), by a column's DEFAULT (its own, its
+ *	  domain's) or in the statement.  The rewritten query is where a DEFAULT
+ *	  is seen whatever Citus then plans: Citus's planner hook replaces the
+ *	  ModifyTable by a plan of its own, and runs after this one (Citus must
+ *	  come first in shared_preload_libraries);
+ *	- the utility hook: a COPY FROM into such a table that leaves a column
+ *	  whose DEFAULT calls next_id() (floor.c's id columns) to its DEFAULT;
+ *	- the function manager hook around create_distributed_table(),
+ *	  create_reference_table() and alter_distributed_table(), which are
+ *	  SELECTs and fire no event trigger: a table they made such a table in
+ *	  this transaction (its row of pg_dist_partition) with such a column;
+ *	- the event trigger shardid_citus_guard, at an ALTER TABLE a function
+ *	  runs too (a DO block): such a table left with such a column.
+ *
+ * Whether a table is such a table is read from pg_dist_partition once per
+ * table and backend, and forgotten at the table's relcache invalidation
+ * (Citus sends one at each change of the table's row there).  Without
+ * Citus, an INSERT planned or a COPY costs one lookup in a hash table, and
+ * the id path nothing.
+ * ---------------------------------------------------------------------
+ */
+
+typedef enum CitusTable
+{
+	CITUS_TABLE_OTHER,			/* not Citus's, or a tenant or local table */
+	CITUS_TABLE_DISTRIBUTED,	/* distributed by a column */
+	CITUS_TABLE_REFERENCE		/* a copy on every node */
+} CitusTable;
+
+typedef struct CitusTableEntry
+{
+	Oid			relid;
+	CitusTable	kind;
+} CitusTableEntry;
+
+static HTAB *citus_tables = NULL;
+
+static planner_hook_type prev_planner = NULL;
+static ProcessUtility_hook_type prev_utility = NULL;
+static needs_fmgr_hook_type prev_needs_fmgr = NULL;
+static fmgr_hook_type prev_fmgr = NULL;
+
+/* Citus's functions that make a table distributed or reference */
+#define CITUS_MAX_DISTRIBUTING 16
+static bool distributing_known = false;
+static int	distributing_count = 0;
+static Oid	distributing_oids[CITUS_MAX_DISTRIBUTING];
+
+/* the columns of pg_dist_partition that say what a table is */
+typedef struct CitusPartitionColumns
+{
+	AttrNumber	relid;
+	AttrNumber	method;
+	AttrNumber	key;
+	AttrNumber	repmodel;
+} CitusPartitionColumns;
+
+static bool
+citus_partition_columns(Oid catalog, CitusPartitionColumns *cols)
+{
+	cols->relid = get_attnum(catalog, "logicalrelid");
+	cols->method = get_attnum(catalog, "partmethod");
+	cols->key = get_attnum(catalog, "partkey");
+	cols->repmodel = get_attnum(catalog, "repmodel");
+	return cols->relid > 0 && cols->method > 0 && cols->key > 0 && cols->repmodel > 0;
+}
+
+/*
+ * What a row of pg_dist_partition makes its table, and for a table
+ * distributed by a column, that column (from partkey, the Var Citus
+ * stores as text; 0 when it cannot be read)
+ */
+static CitusTable
+citus_partition_kind(HeapTuple tuple, TupleDesc desc, CitusPartitionColumns *cols,
+					 AttrNumber *distcol)
+{
+	bool		isnull;
+	Datum		method = heap_getattr(tuple, cols->method, desc, &isnull);
+	Datum		repmodel;
+
+	if (!isnull && DatumGetChar(method) != 'n')
+	{
+		Datum		key = heap_getattr(tuple, cols->key, desc, &isnull);
+
+		if (distcol != NULL)
+		{
+			const char *varattno = isnull ? NULL : strstr(TextDatumGetCString(key), ":varattno ");
+
+			*distcol = varattno != NULL ? (AttrNumber) atoi(varattno + strlen(":varattno ")) : 0;
+		}
+		return CITUS_TABLE_DISTRIBUTED;
+	}
+	repmodel = heap_getattr(tuple, cols->repmodel, desc, &isnull);
+	if (!isnull && DatumGetChar(repmodel) == 't')
+		return CITUS_TABLE_REFERENCE;
+	return CITUS_TABLE_OTHER;
+}
+
+/* what relid is to Citus, from pg_dist_partition (its index by table) */
+static CitusTable
+citus_table_read(Oid relid, AttrNumber *distcol)
+{
+	Oid			catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	Oid			index;
+	CitusPartitionColumns cols;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	CitusTable	kind = CITUS_TABLE_OTHER;
+
+	if (!OidIsValid(catalog) || !citus_partition_columns(catalog, &cols))
+		return CITUS_TABLE_OTHER;
+	index = get_relname_relid("pg_dist_partition_logical_relid_index", PG_CATALOG_NAMESPACE);
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&key, cols.relid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		kind = citus_partition_kind(tuple, RelationGetDescr(rel), &cols, distcol);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return kind;
+}
+
+/* citus_table_read(relid), from the cache */
+static CitusTable
+citus_table(Oid relid)
+{
+	CitusTableEntry *entry;
+	bool		found;
+
+	if (citus_tables == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(CitusTableEntry);
+		ctl.hcxt = CacheMemoryContext;
+		citus_tables = hash_create("shardid citus tables", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(citus_tables, &relid, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		CitusTable	kind = citus_table_read(relid, NULL);
+
+		entry = hash_search(citus_tables, &relid, HASH_ENTER, &found);
+		entry->kind = kind;
+	}
+	return entry->kind;
+}
+
+/* a table's definition, or Citus's row of it, changed */
+static void
+citus_table_forget(Datum arg, Oid relid)
+{
+	if (citus_tables == NULL)
+		return;
+	if (OidIsValid(relid))
+		(void) hash_search(citus_tables, &relid, HASH_REMOVE, NULL);
+	else
+	{
+		hash_destroy(citus_tables);
+		citus_tables = NULL;
+	}
+}
+
+/* pg_proc changed (CREATE or DROP EXTENSION citus): look them up again */
+static void
+citus_distributing_forget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	distributing_known = false;
+}
+
+/* whether fn_oid is one of Citus's functions that distribute a table */
+static bool
+citus_distributing(Oid fn_oid)
+{
+	static const char *const names[] = {
+		"create_distributed_table", "create_distributed_table_concurrently",
+		"create_reference_table", "alter_distributed_table"
+	};
+	int			i;
+	size_t		n;
+
+	if (!distributing_known)
+	{
+		distributing_count = 0;
+		for (n = 0; n < lengthof(names); n++)
+		{
+			CatCList   *list = SearchSysCacheList1(PROCNAMEARGSNSP, CStringGetDatum(names[n]));
+			int			j;
+
+			for (j = 0; j < list->n_members; j++)
+			{
+				Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(&list->members[j]->tuple);
+
+				if (proc->pronamespace == PG_CATALOG_NAMESPACE &&
+					distributing_count < CITUS_MAX_DISTRIBUTING)
+					distributing_oids[distributing_count++] = proc->oid;
+			}
+			ReleaseSysCacheList(list);
+		}
+		distributing_known = true;
+	}
+	for (i = 0; i < distributing_count; i++)
+		if (distributing_oids[i] == fn_oid)
+			return true;
+	return false;
+}
+
+/*
+ * The refusal.  column: the first column of rel whose DEFAULT calls
+ * next_id(), or 0 (a next_id() call the statement makes); arrives: what
+ * reaches a node with it ("INSERT", "COPY").
+ */
+static void
+citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arrives)
+{
+	char	   *table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												   RelationGetRelationName(rel));
+	const char *name = column > 0 ?
+		quote_identifier(get_attname(RelationGetRelid(rel), column, false)) : NULL;
+	AttrNumber	distcol = 0;
+	char	   *distname = NULL;
+
+	if (kind == CITUS_TABLE_DISTRIBUTED)
+	{
+		(void) citus_table_read(RelationGetRelid(rel), &distcol);
+		if (distcol > 0)
+			distname = get_attname(RelationGetRelid(rel), distcol, true);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 kind == CITUS_TABLE_DISTRIBUTED ?
+			 errmsg("shardid does not serve table %s, which Citus distributes by column \"%s\"",
+					table, distname != NULL ? distname : "?") :
+			 errmsg("shardid does not serve table %s, a Citus reference table", table),
+			 name != NULL ?
+			 errdetail("The DEFAULT of its column %s calls shardid.next_id(), which Citus runs on whichever node receives the %s: the nodes would repeat each other's ids.",
+					   name, arrives) :
+			 errdetail("The %s calls shardid.next_id(), which Citus runs on whichever node receives it: the nodes would repeat each other's ids.",
+					   arrives),
+			 errhint("For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.")));
+}
+
+/* the first column of rel whose DEFAULT calls next_id(), or 0 */
+static AttrNumber
+citus_id_column(Relation rel)
+{
+	Bitmapset  *cols;
+	int			first;
+
+	if (!shardid_next_id_present())
+		return 0;
+	cols = shardid_id_columns(rel);
+	first = bms_next_member(cols, -1);
+	bms_free(cols);
+	return first > 0 ? (AttrNumber) first : 0;
+}
+
+static bool
+citus_calls_next_id(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, FuncExpr) && shardid_is_next_id(((FuncExpr *) node)->funcid))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, citus_calls_next_id, context, 0);
+	return expression_tree_walker(node, citus_calls_next_id, context);
+}
+
+/*
+ * An INSERT or MERGE of query, or of its WITH, into a table of the
+ * row-based model that calls next_id(): the DEFAULTs are in the rewritten
+ * query (its target list, its VALUES lists)
+ */
+static void
+citus_check_query(Query *query)
+{
+	ListCell   *lc;
+
+	foreach(lc, query->cteList)
+	{
+		CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+
+		if (cte->ctequery != NULL && IsA(cte->ctequery, Query))
+			citus_check_query((Query *) cte->ctequery);
+	}
+	if ((query->commandType == CMD_INSERT || query->commandType == CMD_MERGE) &&
+		query->resultRelation > 0)
+	{
+		RangeTblEntry *rte = rt_fetch(query->resultRelation, query->rtable);
+		CitusTable	kind;
+
+		if (rte->rtekind != RTE_RELATION)
+			return;
+		kind = citus_table(rte->relid);
+		if (kind != CITUS_TABLE_OTHER && shardid_next_id_present() &&
+			query_tree_walker(query, citus_calls_next_id, NULL, 0))
+		{
+			/* the parser locked the table */
+			Relation	rel = relation_open(rte->relid, NoLock);
+
+			citus_refuse(rel, kind, citus_id_column(rel), "INSERT");
+		}
+	}
+}
+
+static PlannedStmt *
+citus_planner(Query *parse, const char *query_string, int cursorOptions,
+			  ParamListInfo boundParams)
+{
+	if (parse->commandType == CMD_INSERT || parse->commandType == CMD_MERGE ||
+		parse->hasModifyingCTE)
+		citus_check_query(parse);
+	if (prev_planner)
+		return prev_planner(parse, query_string, cursorOptions, boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+/*
+ * A COPY FROM into a table of the row-based model that leaves a column
+ * whose DEFAULT calls next_id() to its DEFAULT: not in its column list, or
+ * with COPY's DEFAULT option
+ */
+static void
+citus_check_copy(CopyStmt *copy)
+{
+	Oid			relid;
+	CitusTable	kind;
+	Relation	rel;
+	Bitmapset  *cols;
+	bool		defaults = false;
+	int			col = -1;
+	ListCell   *lc;
+
+	if (!copy->is_from || copy->relation == NULL)
+		return;
+	relid = RangeVarGetRelid(copy->relation, NoLock, true);
+	if (!OidIsValid(relid) || (kind = citus_table(relid)) == CITUS_TABLE_OTHER ||
+		!shardid_next_id_present())
+		return;
+	foreach(lc, copy->options)
+		if (strcmp(lfirst_node(DefElem, lc)->defname, "default") == 0)
+			defaults = true;
+	rel = relation_open(relid, AccessShareLock);
+	cols = shardid_id_columns(rel);
+	while ((col = bms_next_member(cols, col)) >= 0)
+	{
+		bool		given = copy->attlist == NIL && !defaults;
+
+		foreach(lc, copy->attlist)
+			if (!defaults &&
+				attnameAttNum(rel, strVal(lfirst(lc)), false) == (AttrNumber) col)
+				given = true;
+		if (!given)
+			citus_refuse(rel, kind, (AttrNumber) col, "COPY");
+	}
+	relation_close(rel, AccessShareLock);
+}
+
+static void
+citus_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			  ProcessUtilityContext context, ParamListInfo params,
+			  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, CopyStmt))
+		citus_check_copy((CopyStmt *) pstmt->utilityStmt);
+	if (prev_utility)
+		prev_utility(pstmt, queryString, readOnlyTree, context, params,
+					 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/*
+ * After a function that distributes tables: the tables that this
+ * transaction made distributed by a column or reference tables (their rows
+ * of pg_dist_partition, which Citus writes and makes visible at once), and
+ * a column of theirs whose DEFAULT calls next_id()
+ */
+static void
+citus_check_distributed(void)
+{
+	Oid			catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	CitusPartitionColumns cols;
+	Relation	pdp;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Snapshot	snapshot;
+	List	   *made = NIL;
+	List	   *kinds = NIL;
+	ListCell   *lc,
+			   *kc;
+
+	if (!OidIsValid(catalog) || !citus_partition_columns(catalog, &cols) ||
+		!shardid_next_id_present())
+		return;
+	pdp = table_open(catalog, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = systable_beginscan(pdp, InvalidOid, false, snapshot, 0, NULL);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		CitusTable	kind;
+		bool		isnull;
+		Datum		relid;
+
+		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tuple->t_data)))
+			continue;
+		kind = citus_partition_kind(tuple, RelationGetDescr(pdp), &cols, NULL);
+		relid = heap_getattr(tuple, cols.relid, RelationGetDescr(pdp), &isnull);
+		if (kind == CITUS_TABLE_OTHER || isnull)
+			continue;
+		made = lappend_oid(made, DatumGetObjectId(relid));
+		kinds = lappend_int(kinds, (int) kind);
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(pdp, AccessShareLock);
+	forboth(lc, made, kc, kinds)
+	{
+		Relation	rel = try_relation_open(lfirst_oid(lc), AccessShareLock);
+		AttrNumber	column;
+
+		if (rel == NULL)
+			continue;
+		column = citus_id_column(rel);
+		if (column > 0)
+			citus_refuse(rel, (CitusTable) lfirst_int(kc), column, "INSERT");
+		relation_close(rel, AccessShareLock);
+	}
+}
+
+static bool
+citus_needs_fmgr_hook(Oid fn_oid)
+{
+	if (prev_needs_fmgr && prev_needs_fmgr(fn_oid))
+		return true;
+	return citus_distributing(fn_oid);
+}
+
+static void
+citus_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *arg)
+{
+	if (prev_fmgr)
+		prev_fmgr(event, flinfo, arg);
+	if (event == FHET_END && citus_distributing(flinfo->fn_oid))
+		citus_check_distributed();
+}
+
+/*
+ * At the end of an ALTER TABLE, a function's (a DO block's) as well as the
+ * client's: a table of the row-based model left with a column whose
+ * DEFAULT calls next_id() (its own, its domain's).  Not in Citus's
+ * internal sessions nor with citus.enable_ddl_propagation off (Citus's own
+ * steps), as citus_guard_ddl().
+ */
+static void
+citus_guard_served(Node *parsetree)
+{
+	const char *propagation = GetConfigOption("citus.enable_ddl_propagation", true, false);
+	const char *application = GetConfigOption("application_name", true, false);
+	bool		on = true;
+	Oid			relid;
+	CitusTable	kind;
+	Relation	rel;
+	AttrNumber	column;
+
+	if (parsetree == NULL || !IsA(parsetree, AlterTableStmt) ||
+		((AlterTableStmt *) parsetree)->relation == NULL)
+		return;
+	if ((propagation != NULL && parse_bool(propagation, &on) && !on) ||
+		(application != NULL &&
+		 (strncmp(application, "citus_internal gpid=", 20) == 0 ||
+		  strncmp(application, "citus_rebalancer gpid=", 22) == 0)))
+		return;
+	relid = RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation, NoLock, true);
+	if (!OidIsValid(relid) || (kind = citus_table(relid)) == CITUS_TABLE_OTHER)
+		return;
+	rel = relation_open(relid, AccessShareLock);
+	column = citus_id_column(rel);
+	if (column > 0)
+		citus_refuse(rel, kind, column, "INSERT");
+	relation_close(rel, AccessShareLock);
+}
+
+/* from _PG_init() */
+void
+shardid_citus_hooks_init(void)
+{
+	prev_planner = planner_hook;
+	planner_hook = citus_planner;
+	prev_utility = ProcessUtility_hook;
+	ProcessUtility_hook = citus_utility;
+	prev_needs_fmgr = needs_fmgr_hook;
+	needs_fmgr_hook = citus_needs_fmgr_hook;
+	prev_fmgr = fmgr_hook;
+	fmgr_hook = citus_fmgr_hook;
+	CacheRegisterRelcacheCallback(citus_table_forget, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, citus_distributing_forget, (Datum) 0);
+}
+
 
 /*
  * The table a command of the guard's tags names (its trigger's name for
@@ -332,6 +874,8 @@ shardid_citus_guard(PG_FUNCTION_ARGS)
 	/* without Citus in this database: one catalog cache lookup */
 	if (!OidIsValid(get_relname_relid("pg_dist_schema", PG_CATALOG_NAMESPACE)))
 		PG_RETURN_VOID();
+	/* a function's command too: next_id() on the row-based model refused */
+	citus_guard_served(trigdata->parsetree);
 	if (!citus_guard_toplevel(trigdata->parsetree))
 		PG_RETURN_VOID();
 

@@ -1592,6 +1592,31 @@ floor_process_utility(PlannedStmt *pstmt, const char *queryString,
 		raise_for_table(relid, RAISE_COPIED);
 }
 
+/*
+ * For src/citus.c, which refuses next_id() on the tables of Citus's
+ * row-based model with the same detector and cache: whether this database
+ * has next_id(), whether funcid is one of its two, and a table's id
+ * columns (id_columns_of(): a copy, NULL when none).
+ */
+bool
+shardid_next_id_present(void)
+{
+	return next_id_present();
+}
+
+bool
+shardid_is_next_id(Oid funcid)
+{
+	return OidIsValid(funcid) &&
+		(funcid == next_id_oids[0] || funcid == next_id_oids[1]);
+}
+
+Bitmapset *
+shardid_id_columns(Relation rel)
+{
+	return id_columns_of(rel);
+}
+
 /* from _PG_init(): the hooks of the writes of explicit ids */
 void
 shardid_floor_hooks_init(void)

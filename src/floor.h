@@ -10,6 +10,12 @@
 #ifndef SHARDID_FLOOR_H
 #define SHARDID_FLOOR_H
 
+#include "nodes/bitmapset.h"
+#include "utils/relcache.h"
+
 extern void shardid_floor_hooks_init(void);
+extern bool shardid_next_id_present(void);
+extern bool shardid_is_next_id(Oid funcid);
+extern Bitmapset *shardid_id_columns(Relation rel);
 
 #endif							/* SHARDID_FLOOR_H */

@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "citus.h"
 #include "clock.h"
 #include "floor.h"
 #include "mark.h"
@@ -716,4 +717,5 @@ _PG_init(void)
 		shardid_mark_check_slots();
 	shardid_shmem_init();
 	shardid_floor_hooks_init();
+	shardid_citus_hooks_init();
 }

@@ -1536,8 +1536,11 @@ REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 -- shardid's own function and drops a DEFAULT, which run no code of the
 -- table's owner, and names every object qualified.
 -- create_distributed_table() and create_reference_table() are SELECTs,
--- which fire no event trigger, and Citus offers no hook around them: a
--- DEFAULT that was there before is found by the doctor only.
+-- which fire no event trigger: shardid's function manager hook refuses a
+-- next_id() DEFAULT there, its planner and utility hooks refuse every
+-- INSERT and COPY that would run one on a table distributed by a column or
+-- a reference table, and the C function refuses an ALTER TABLE that a
+-- function runs and leaves one (src/citus.c).
 CREATE FUNCTION shardid_internal.citus_guard_ddl()
 RETURNS void
 AS $$
@@ -1761,7 +1764,7 @@ AS 'MODULE_PATHNAME', 'shardid_citus_guard'
 LANGUAGE C;
 
 COMMENT ON FUNCTION shardid_internal.citus_guard() IS
-'event trigger function of shardid_citus_guard: without Citus, or for a command a function runs, it returns at once; else it calls shardid_internal.citus_guard_ddl()';
+'event trigger function of shardid_citus_guard: without Citus it returns at once; refuses an ALTER TABLE, a function''s too, that leaves a table distributed by a column or a reference table with a next_id() DEFAULT; for a statement the client sent it calls shardid_internal.citus_guard_ddl()';
 
 REVOKE ALL ON FUNCTION shardid_internal.citus_guard() FROM PUBLIC;
 

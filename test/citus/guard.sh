@@ -25,15 +25,25 @@
 #    reference table (ALTER TABLE ... SET DEFAULT), and a set_id() trigger
 #    created on one (citus.enable_unsafe_triggers on), are refused with the
 #    exact message, DETAIL and HINT, and change nothing;
-#  * create_distributed_table() of a table that has a next_id() DEFAULT is a
-#    SELECT, which fires no event trigger: not refused (the doctor reports
-#    it, test/citus/distributed.sh).
+#  * next_id() on Citus's row-based model, whichever way it is written, is
+#    refused with the exact message, DETAIL and HINT, and changes nothing:
+#    create_distributed_table() and create_reference_table() of a table
+#    with a next_id() DEFAULT, its own or its domain's; ALTER TABLE ... SET
+#    DEFAULT in a DO block; on every node, an INSERT that runs a domain's
+#    DEFAULT set after the distribution, one that calls next_id() itself,
+#    one in a WITH, a COPY that leaves the id to the DEFAULT; on a table an
+#    older shardid let through (its DEFAULT set by hand on every node), 9
+#    clients through 3 nodes are all refused: no row, no repeated id (1.3,
+#    one run: 1,800 rows, 14 ids repeated); ids given, by INSERT and COPY,
+#    pass.
 # On 1.2 (and 1.3 before the event trigger) the first INSERT into the added
 # table failed on NOT NULL, the DEFAULT stayed and the doctor reported "id
 # made where the statement arrives", and the DEFAULTs and the trigger were
 # accepted.  Before the refusal of a later next_id() DEFAULT on a tenant
 # table, the guard dropped it on the coordinator only: the workers kept it
-# and ids routed by two nodes repeated (CI, duplicate key).
+# and ids routed by two nodes repeated (CI, duplicate key).  On 1.3
+# create_distributed_table(), create_reference_table(), the DO block, every
+# INSERT and the COPY were accepted.
 . "$(dirname "$0")/lib.bash"
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
@@ -215,11 +225,98 @@ at "$COORD" -c "CREATE SEQUENCE public.events_id_seq" \
 	-c "ALTER TABLE public.events ALTER COLUMN id SET DEFAULT nextval('public.events_id_seq')" >/dev/null ||
 	fail "a sequence DEFAULT on the hash-distributed table"
 
-# no hook around create_distributed_table(): a DEFAULT made before it stays
+# next_id() on Citus's row-based model, whichever way it is written, is
+# refused where it is made (the distribution, an ALTER TABLE in a DO block)
+# and where it would run (every INSERT and COPY, on every node)
+refusal() {	# refusal TABLE KIND ARRIVES [COLUMN]: the exact error
+	local head
+	if [ "$2" = reference ]; then
+		head="ERROR:  shardid does not serve table $1, a Citus reference table"
+	else
+		head="ERROR:  shardid does not serve table $1, which Citus distributes by column \"tenant_id\""
+	fi
+	if [ -n "${4:-}" ]; then
+		printf '%s\nDETAIL:  The DEFAULT of its column %s calls shardid.next_id(), which Citus runs on whichever node receives the %s: the nodes would repeat each other'"'"'s ids.\n%s' "$head" "$4" "$3" "$hint"
+	else
+		printf '%s\nDETAIL:  The %s calls shardid.next_id(), which Citus runs on whichever node receives it: the nodes would repeat each other'"'"'s ids.\n%s' "$head" "$3" "$hint"
+	fi
+}
+# err_at PORT SQL...: as err, on the node on PORT
+err_at() {
+	local port=$1
+	shift
+	PGHOST=$SHARDID_TMP PGPORT=$port PGUSER=postgres PGDATABASE=app \
+		"$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -v VERBOSITY=default -v SHOW_CONTEXT=never "$@" 2>&1 >/dev/null
+}
+distributed() { at "$COORD" -c "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = '$1'::regclass"; }
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "CREATE TABLE public.clicks (id bigint NOT NULL DEFAULT shardid.next_id(7), tenant_id int NOT NULL, PRIMARY KEY (tenant_id, id))" \
-	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" >/dev/null ||
-	fail "create_distributed_table() of a table with a next_id() DEFAULT"
-expect "$(doctor)" = "shardid on a table distributed by a column|public.clicks.id|
-tenant table of a role that may not register shards|shard_0020.owned|" "the doctor reports what no hook caught"
+	-c "CREATE TABLE public.cities (id bigint PRIMARY KEY DEFAULT shardid.next_id(8), name text)" \
+	-c "CREATE DOMAIN public.view_id AS bigint DEFAULT shardid.next_id(9)" \
+	-c "CREATE TABLE public.views (id public.view_id NOT NULL, tenant_id int NOT NULL, PRIMARY KEY (tenant_id, id))" >/dev/null ||
+	fail "setup of clicks, cities and views"
+# a DEFAULT made before create_distributed_table(), create_reference_table()
+expect "$(err -c "SELECT create_distributed_table('public.clicks', 'tenant_id')")" = "$(refusal public.clicks hash INSERT id)" \
+	"create_distributed_table() of a table with a next_id() DEFAULT"
+expect "$(err -c "SELECT create_reference_table('public.cities')")" = "$(refusal public.cities reference INSERT id)" \
+	"create_reference_table() of a table with a next_id() DEFAULT"
+# a domain's DEFAULT
+expect "$(err -c "SELECT create_distributed_table('public.views', 'tenant_id')")" = "$(refusal public.views hash INSERT id)" \
+	"create_distributed_table() of a table whose domain's DEFAULT calls next_id()"
+expect "$(distributed public.clicks) $(distributed public.cities) $(distributed public.views)" = "0 0 0" "the refused tables stay local"
+# after the distribution: an ALTER TABLE in a DO block, a domain's DEFAULT
+at "$COORD" -c "ALTER TABLE public.clicks ALTER COLUMN id DROP DEFAULT" \
+	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" \
+	-c "ALTER DOMAIN public.view_id DROP DEFAULT" \
+	-c "SELECT create_distributed_table('public.views', 'tenant_id')" >/dev/null || fail "distribution of clicks and views"
+expect "$(err -c "DO \$\$BEGIN ALTER TABLE public.clicks ALTER COLUMN id SET DEFAULT shardid.next_id(7); END\$\$")" = \
+	"$(refusal public.clicks hash INSERT id)" "ALTER TABLE ... SET DEFAULT next_id() in a DO block"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_attrdef WHERE adrelid = 'public.clicks'::regclass")" = 0 "no DEFAULT after the DO block"
+at "$COORD" -c "ALTER DOMAIN public.view_id SET DEFAULT shardid.next_id(9)" >/dev/null || fail "ALTER DOMAIN ... SET DEFAULT"
+for port in "$COORD" "$W1" "$W2"; do
+	expect "$(err_at "$port" -c "INSERT INTO public.views (tenant_id) VALUES (1)")" = "$(refusal public.views hash INSERT id)" \
+		"INSERT into a table whose domain's DEFAULT calls next_id(), through port $port"
+done
+# a next_id() the statement calls itself
+expect "$(err -c "INSERT INTO public.clicks (id, tenant_id) VALUES (shardid.next_id(7), 1)")" = "$(refusal public.clicks hash INSERT)" \
+	"INSERT ... VALUES (shardid.next_id(7), ...) into a hash-distributed table"
+# a table that an older shardid let through (its DEFAULT set on every node
+# by hand): 9 clients through 3 nodes are refused, no id repeats
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.legacy (id bigint NOT NULL, tenant_id int NOT NULL)" \
+	-c "SELECT create_distributed_table('public.legacy', 'tenant_id')" \
+	-c "CREATE TABLE public.legacy_ref (id bigint NOT NULL, v int)" \
+	-c "SELECT create_reference_table('public.legacy_ref')" >/dev/null || fail "setup of public.legacy"
+for port in "$COORD" "$W1" "$W2"; do
+	at "$port" -c "SET citus.enable_ddl_propagation = off" \
+		-c "ALTER TABLE public.legacy ALTER COLUMN id SET DEFAULT shardid.next_id(11)" \
+		-c "ALTER TABLE public.legacy_ref ALTER COLUMN id SET DEFAULT shardid.next_id(12)" >/dev/null ||
+		fail "the DEFAULT by hand on port $port"
+done
+pids=()
+for port in "$COORD" "$COORD" "$COORD" "$W1" "$W1" "$W1" "$W2" "$W2" "$W2"; do
+	err_at "$port" -c "INSERT INTO public.legacy (tenant_id) SELECT g % 16 FROM generate_series(1, 200) g" >"$SHARDID_TMP/client.${#pids[@]}" &
+	pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+want=$(refusal public.legacy hash INSERT id)
+for i in "${!pids[@]}"; do
+	expect "$(cat "$SHARDID_TMP/client.$i")" = "$want" "client $i of 9 inserting into public.legacy"
+done
+expect "$(at "$COORD" -c "SELECT count(*) || ' rows, ' || (count(*) - count(DISTINCT id)) || ' repeats' FROM public.legacy")" = "0 rows, 0 repeats" \
+	"9 clients through 3 nodes"
+expect "$(err_at "$W1" -c "INSERT INTO public.legacy_ref (v) VALUES (1)")" = "$(refusal public.legacy_ref reference INSERT id)" \
+	"INSERT into a reference table with a next_id() DEFAULT through a worker"
+expect "$(err_at "$W2" -c "WITH w AS (INSERT INTO public.legacy (tenant_id) VALUES (1) RETURNING id) SELECT count(*) FROM w")" = "$want" \
+	"an INSERT in a WITH"
+expect "$(printf '1\n' | err_at "$W2" -c "COPY public.legacy (tenant_id) FROM STDIN")" = "$(refusal public.legacy hash COPY id)" \
+	"COPY that leaves the id to its next_id() DEFAULT"
+# ids given are not refused, nor a COPY of every column
+at "$W1" -c "INSERT INTO public.legacy (id, tenant_id) VALUES (1, 1)" >/dev/null || fail "INSERT with an id given"
+printf '2\t2\n' | at "$W2" -c "COPY public.legacy FROM STDIN" >/dev/null || fail "COPY with the ids given"
+expect "$(at "$COORD" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM public.legacy")" = "1,2" "rows with ids given"
+expect "$(doctor)" = "shardid on a reference table|public.legacy_ref.id|
+shardid on a table distributed by a column|public.legacy.id|
+shardid on a table distributed by a column|public.views.id|
+tenant table of a role that may not register shards|shard_0020.owned|" "the doctor reports the tables an older shardid let through"
 finish
