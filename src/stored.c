@@ -348,6 +348,14 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
 	int64		top = shardid_pack(SHARDID_SIGN_MILLIS - 1, shard, SHARDID_SEQ_MASK);
 	AttrNumber	attnum;
 
+	/*
+	 * A table without a block holds no row: its columns are read without
+	 * a descent (a table provisioning has just made, say, whose indexes'
+	 * pages are in no buffer yet)
+	 */
+	bool		empty = RELKIND_HAS_STORAGE(rel->rd_rel->relkind) &&
+		RelationGetNumberOfBlocks(rel) == 0;
+
 	for (attnum = 1; attnum <= desc->natts; attnum++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, attnum - 1);
@@ -382,12 +390,21 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
 			col->relid = RelationGetRelid(rel);
 			col->attnum = attnum;
 			col->indexid = best;
-			col->newest = newest_at(rel, index, best_pos, shard, bound, lo,
-									&col->complete);
-			/* above the bound: only to report (never followed) */
-			col->beyond = beyond ?
-				newest_at(rel, index, best_pos, shard, top,
-						  Max(bound, -1) + 1, &beyond_complete) : -1;
+			if (empty)
+			{
+				col->newest = -1;
+				col->complete = true;
+				col->beyond = -1;
+			}
+			else
+			{
+				col->newest = newest_at(rel, index, best_pos, shard, bound, lo,
+										&col->complete);
+				/* above the bound: only to report (never followed) */
+				col->beyond = beyond ?
+					newest_at(rel, index, best_pos, shard, top,
+							  Max(bound, -1) + 1, &beyond_complete) : -1;
+			}
 			index_close(index, AccessShareLock);
 			*out = lappend(*out, col);
 		}
