@@ -27,6 +27,16 @@ done
 man -M "$("$PG_CONFIG" --mandir)" shardid-move 2>/dev/null | grep -q -- '--drop-source' ||
 	fail "man -M \$(pg_config --mandir) shardid-move does not show the packaged man page"
 smoke "installed package" deb
+# the installed README's and doc/'s links to one another resolve (those into
+# the source tree's test/ stay there)
+docdir=/usr/share/doc/postgresql-$pg_major-shardid
+for f in "$docdir/README.md" "$docdir"/doc/*.md; do
+	[ -f "$f" ] || { fail "$f is not installed"; continue; }
+	for link in $(grep -o '](\([^)#:]*\.md\)' "$f" | sed 's/^](//' | sort -u); do
+		case $link in ../test/*) continue ;; esac
+		[ -f "$(dirname "$f")/$link" ] || fail "the link $link of the installed $f does not resolve"
+	done
+done
 
 echo "--- debian/tests/installcheck"
 debian/tests/installcheck 2>&1 | sed 's/^/  | /'
