@@ -36,8 +36,11 @@
  * in the catalogs.  Locks are waited for, as any reader of the table does
  * (a privileged step, never the id path: lock_timeout and a cancel end it),
  * and let go as soon as a table is read, so that one transaction may read
- * thousands of shards.  Where it comes later (PRIMARY KEY (tenant_id, id)),
- * a scan of the index's tuples (newest_by_scan()).
+ * thousands of shards.  Where it is the second key column (PRIMARY KEY
+ * (tenant_id, id)), a skip scan: the same descents within each value of
+ * the leading column, found by descents too (newest_by_skipping()), and
+ * where there are so many values that a scan of the index's tuples is
+ * cheaper, or the column comes later still, that scan (newest_by_scan()).
  *
  * The bound: an id is followed only as far as the clock allows anyway,
  * shardid.max_lead_ms ahead plus the window and margin by which H runs
@@ -80,6 +83,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -172,44 +176,46 @@ id_key_position(Relation index, AttrNumber attnum)
 /* descents of one index read before it gives up (each about a microsecond) */
 #define STORED_MAX_DESCENTS 100000
 
+/*
+ * The descents of newest_in_index() through scan (three keys: the leading
+ * column's, then the id column's two), among the entries whose leading
+ * column satisfies lead when the id column is the second key column (lead
+ * NULL when it is the first), counting them in *descents; past max,
+ * *complete is cleared.
+ */
 static int64
-newest_in_index(Relation heap, Relation index, int32 shard, int64 hi, int64 lo,
-				bool *complete)
+newest_descending(Relation index, IndexScanDesc scan, TupleTableSlot *slot,
+				  ScanKey lead, int32 shard, int64 hi, int64 lo,
+				  int *descents, int max, bool *complete)
 {
-	int			descents = 0;
-	ScanKeyData keys[2];
-	IndexScanDesc scan;
-	SnapshotData dirty;
-	TupleTableSlot *slot;
-	ScanDirection dir = (index->rd_indoption[0] & INDOPTION_DESC) ?
+	int			keypos = lead == NULL ? 0 : 1;
+	ScanKeyData keys[3];
+	ScanDirection dir = (index->rd_indoption[keypos] & INDOPTION_DESC) ?
 		ForwardScanDirection : BackwardScanDirection;
 	int64		found = -1;
 	int64		key = hi;
 
-	*complete = true;
-	InitDirtySnapshot(dirty);
-	slot = table_slot_create(heap, NULL);
-	scan = shardid_index_beginscan(heap, index, &dirty, 2);
-	scan->xs_want_itup = true;
 	while (key >= lo)
 	{
 		int64		next = -1;
 
 		CHECK_FOR_INTERRUPTS();
-		if (++descents > STORED_MAX_DESCENTS)
+		if (++*descents > max)
 		{
 			*complete = false;
 			break;
 		}
-		ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(key));
-		ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-					Int64GetDatum(lo));
-		index_rescan(scan, keys, 2, NULL, 0);
+		if (lead != NULL)
+			keys[0] = *lead;
+		ScanKeyInit(&keys[keypos], keypos + 1, BTLessEqualStrategyNumber,
+					F_INT8LE, Int64GetDatum(key));
+		ScanKeyInit(&keys[keypos + 1], keypos + 1, BTGreaterEqualStrategyNumber,
+					F_INT8GE, Int64GetDatum(lo));
+		index_rescan(scan, keys, keypos + 2, NULL, 0);
 		while (index_getnext_tid(scan, dir) != NULL)
 		{
 			bool		isnull;
-			int64		v = DatumGetInt64(index_getattr(scan->xs_itup, 1,
+			int64		v = DatumGetInt64(index_getattr(scan->xs_itup, keypos + 1,
 														scan->xs_itupdesc,
 														&isnull));
 			int64		millis = shardid_unpack_millis(v);
@@ -238,9 +244,127 @@ newest_in_index(Relation heap, Relation index, int32 shard, int64 hi, int64 lo,
 			break;
 		key = next;
 	}
+	return found;
+}
+
+static int64
+newest_in_index(Relation heap, Relation index, int32 shard, int64 hi, int64 lo,
+				bool *complete)
+{
+	int			descents = 0;
+	IndexScanDesc scan;
+	SnapshotData dirty;
+	TupleTableSlot *slot;
+	int64		found;
+
+	*complete = true;
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(heap, NULL);
+	scan = shardid_index_beginscan(heap, index, &dirty, 2);
+	scan->xs_want_itup = true;
+	found = newest_descending(index, scan, slot, NULL, shard, hi, lo,
+							  &descents, STORED_MAX_DESCENTS, complete);
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	return found;
+}
+
+/*
+ * The same for a column that is the second key column of the index
+ * (PRIMARY KEY (tenant_id, id)), by a skip scan: the distinct values of
+ * the leading column are found by descents, from the largest down (the
+ * largest value below the one before, in the leading column's order,
+ * whether ASC or DESC, NULLS FIRST or LAST), and within each value's
+ * entries, and among the entries whose leading column is NULL, the id
+ * column is read by the descents of newest_in_index() (only ids above the
+ * newest found so far).  O(T log n) for T values of the leading column,
+ * under the same dirty snapshot.  The leading column is compared with its
+ * operator class's own operators (get_opfamily_member(), as the planner's
+ * index quals are; operator classes are made by superusers) under the
+ * index's collation.  Past max descents, or where the operator family has
+ * no such operators, *complete is cleared and -1 returned: the caller
+ * scans instead, or does not read the column.
+ */
+static int64
+newest_by_skipping(Relation heap, Relation index, int32 shard, int64 hi,
+				   int64 lo, int max, bool *complete)
+{
+	Oid			family = index->rd_opfamily[0];
+	Oid			type = index->rd_opcintype[0];
+	Oid			collation = index->rd_indcollation[0];
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), 0);
+	ScanDirection dir = (index->rd_indoption[0] & INDOPTION_DESC) ?
+		ForwardScanDirection : BackwardScanDirection;
+	Oid			eq = get_opfamily_member(family, type, type, BTEqualStrategyNumber);
+	Oid			lt = get_opfamily_member(family, type, type, BTLessStrategyNumber);
+	RegProcedure eqproc = OidIsValid(eq) ? get_opcode(eq) : InvalidOid;
+	RegProcedure ltproc = OidIsValid(lt) ? get_opcode(lt) : InvalidOid;
+	int			descents = 0;
+	IndexScanDesc values;
+	IndexScanDesc ids;
+	SnapshotData dirty;
+	TupleTableSlot *slot;
+	ScanKeyData lead;
+	ScanKeyData below;
+	int64		found = -1;
+
+	*complete = true;
+	if (!RegProcedureIsValid(eqproc) || !RegProcedureIsValid(ltproc))
+	{
+		*complete = false;
+		return -1;
+	}
+	InitDirtySnapshot(dirty);
+	slot = table_slot_create(heap, NULL);
+	values = shardid_index_beginscan(heap, index, &dirty, 1);
+	values->xs_want_itup = true;
+	ids = shardid_index_beginscan(heap, index, &dirty, 3);
+	ids->xs_want_itup = true;
+
+	/* the entries whose leading column is NULL */
+	ScanKeyEntryInitialize(&lead, SK_ISNULL | SK_SEARCHNULL, 1, InvalidStrategy,
+						   InvalidOid, InvalidOid, InvalidOid, (Datum) 0);
+	found = newest_descending(index, ids, slot, &lead, shard, hi, lo,
+							  &descents, max, complete);
+
+	/* then each value of the leading column, from the largest down */
+	ScanKeyEntryInitialize(&below, SK_ISNULL | SK_SEARCHNOTNULL, 1,
+						   InvalidStrategy, InvalidOid, InvalidOid, InvalidOid,
+						   (Datum) 0);
+	while (*complete && Max(lo, found + 1) <= hi)
+	{
+		bool		isnull;
+		Datum		value;
+		int64		v;
+
+		CHECK_FOR_INTERRUPTS();
+		if (++descents > max)
+		{
+			*complete = false;
+			break;
+		}
+		index_rescan(values, &below, 1, NULL, 0);
+		if (index_getnext_tid(values, dir) == NULL)
+			break;				/* no smaller value */
+		value = index_getattr(values->xs_itup, 1, values->xs_itupdesc, &isnull);
+		if (isnull)
+			elog(ERROR, "NULL among the non-NULL entries of index \"%s\"",
+				 RelationGetRelationName(index));
+		value = datumCopy(value, att->attbyval, att->attlen);
+		if (!att->attbyval && !(below.sk_flags & SK_ISNULL))
+			pfree(DatumGetPointer(below.sk_argument));
+		ScanKeyEntryInitialize(&lead, 0, 1, BTEqualStrategyNumber, type,
+							   collation, eqproc, value);
+		v = newest_descending(index, ids, slot, &lead, shard, hi,
+							  Max(lo, found + 1), &descents, max, complete);
+		found = Max(found, v);
+		ScanKeyEntryInitialize(&below, 0, 1, BTLessStrategyNumber, type,
+							   collation, ltproc, value);
+	}
+	index_endscan(values);
+	index_endscan(ids);
+	ExecDropSingleTupleTableSlot(slot);
+	return *complete ? found : -1;
 }
 
 /*
@@ -286,16 +410,63 @@ newest_by_scan(Relation heap, Relation index, int keypos, int32 shard,
 	return found;
 }
 
-/* the newest id of shard in [lo, hi] of the column at keypos of index */
+/*
+ * The descents a skip scan may make before the scan of the whole index is
+ * cheaper: a descent reads a page per level of the tree, the scan every
+ * leaf page (hundreds of entries each), so about one descent per block of
+ * the index (measured: doc/design.md, "Any key position").  A write's read
+ * where only a BEFORE ROW trigger may have set ids makes at most
+ * STORED_SKIP_SMALL: a few dozen leading values.
+ */
+#define STORED_SKIP_MIN 64
+#define STORED_SKIP_SMALL 64
+
+/*
+ * The newest id of shard in [lo, hi] of the column at keypos of index.
+ * With full, a column at a later key position is read whatever it costs
+ * (a skip scan, or a scan of the whole index where that is cheaper);
+ * without, only by a skip scan of at most STORED_SKIP_SMALL descents, and
+ * where that does not do, not at all: -1 and *read false.
+ */
 static int64
 newest_at(Relation heap, Relation index, int keypos, int32 shard, int64 hi,
-		  int64 lo, bool *complete)
+		  int64 lo, bool full, bool *complete, bool *read)
 {
+	int64		found;
+
 	*complete = true;
+	*read = true;
 	if (hi < lo)
 		return -1;
 	if (keypos == 0)
 		return newest_in_index(heap, index, shard, hi, lo, complete);
+	if (keypos == 1 && !full)
+	{
+		found = newest_by_skipping(heap, index, shard, hi, lo,
+								   STORED_SKIP_SMALL, complete);
+		*read = *complete;
+		*complete = true;
+		return found;
+	}
+	if (!full)
+	{
+		*read = false;
+		return -1;
+	}
+	if (keypos == 1)
+	{
+		BlockNumber blocks = RelationGetNumberOfBlocks(index);
+		int			max = (int) Min(Max(blocks, STORED_SKIP_MIN),
+									STORED_MAX_DESCENTS);
+
+		found = newest_by_skipping(heap, index, shard, hi, lo, max, complete);
+		if (*complete)
+			return found;
+		/* past the budget: the scan reads it all */
+		elog(DEBUG1, "shardid: reading index %s by a scan, its skip scan past %d descents",
+			 RelationGetRelationName(index), max);
+		*complete = true;
+	}
 	return newest_by_scan(heap, index, keypos, shard, hi, lo);
 }
 
@@ -337,10 +508,12 @@ shardid_stored_newest_in(Relation rel, AttrNumber attnum, int32 shard,
  * Read every id column of the leaf table rel into *out: every bigint key
  * column of a readable index (id_key_position()), each column once,
  * through an index that leads with it where there is one (descents), else
- * through the index where it comes earliest (a scan).
+ * through the index where it comes earliest (newest_at(): without full,
+ * a column that comes later than second is not read, nor one that the
+ * small skip scan does not read).
  */
 static void
-read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
+read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool full,
 		   int64 lo, List **out)
 {
 	List	   *indexes = RelationGetIndexList(rel);
@@ -377,15 +550,13 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
 			}
 			index_close(index, AccessShareLock);
 		}
-		/*
-		 * without scans, descents only: a later key column's scan reads the
-		 * whole index (COPY, DDL and writes of explicit values read it)
-		 */
-		if (OidIsValid(best) && (scans || best_pos == 0))
+		if (OidIsValid(best) && (full || best_pos <= 1))
 		{
 			ShardidStoredColumn *col = palloc0(sizeof(ShardidStoredColumn));
 			Relation	index = index_open(best, AccessShareLock);
 			bool		beyond_complete;
+			bool		read = true;
+			bool		beyond_read;
 
 			col->relid = RelationGetRelid(rel);
 			col->attnum = attnum;
@@ -399,14 +570,18 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool scans,
 			else
 			{
 				col->newest = newest_at(rel, index, best_pos, shard, bound, lo,
-										&col->complete);
+										full, &col->complete, &read);
 				/* above the bound: only to report (never followed) */
 				col->beyond = beyond ?
 					newest_at(rel, index, best_pos, shard, top,
-							  Max(bound, -1) + 1, &beyond_complete) : -1;
+							  Max(bound, -1) + 1, full, &beyond_complete,
+							  &beyond_read) : -1;
 			}
 			index_close(index, AccessShareLock);
-			*out = lappend(*out, col);
+			if (read)
+				*out = lappend(*out, col);
+			else
+				pfree(col);
 		}
 	}
 	list_free(indexes);
@@ -589,16 +764,16 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 
 /*
  * The id columns of table relid alone, which the caller has locked, as
- * read_table() reads them (without scans, only the columns that lead an
- * index), only their ids at or above lo, and without the ids above the
- * bound (reported elsewhere, never followed): for a write of explicit ids
- * into it
- * (floor.c), which must neither wait for the locks of the tables it did
- * not write nor pay for what only a report needs.
+ * read_table() reads them (without full, only the columns that lead an
+ * index or come second in it and a small skip scan reads), only their ids
+ * at or above lo, and without the ids above the bound (reported elsewhere,
+ * never followed): for a write of explicit ids into it (floor.c), which
+ * must neither wait for the locks of the tables it did not write nor pay
+ * for what only a report needs.
  */
 List *
 shardid_stored_read_written(Oid relid, int32 shard, int64 bound, int64 lo,
-							bool scans)
+							bool full)
 {
 	List	   *out = NIL;
 	Relation	rel = try_relation_open(relid, NoLock);
@@ -607,7 +782,7 @@ shardid_stored_read_written(Oid relid, int32 shard, int64 bound, int64 lo,
 		return NIL;
 	if (rel->rd_rel->relkind == RELKIND_RELATION &&
 		rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
-		read_table(rel, shard, bound, false, scans, lo, &out);
+		read_table(rel, shard, bound, false, full, lo, &out);
 	relation_close(rel, NoLock);
 	return out;
 }

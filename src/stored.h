@@ -33,7 +33,7 @@ extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound,
 								 Oid reader);
 extern List *shardid_stored_read_table(Oid relid, int32 shard, int64 bound);
 extern List *shardid_stored_read_written(Oid relid, int32 shard, int64 bound, int64 lo,
-										 bool scans);
+										 bool full);
 extern int64 shardid_stored_newest_in(Relation rel, AttrNumber attnum,
 									  int32 shard, int64 bound, bool *read);
 
