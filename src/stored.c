@@ -411,15 +411,19 @@ newest_by_scan(Relation heap, Relation index, int keypos, int32 shard,
 }
 
 /*
- * The descents a skip scan may make before the scan of the whole index is
- * cheaper: a descent reads a page per level of the tree, the scan every
- * leaf page (hundreds of entries each), so about one descent per block of
- * the index (measured: doc/design.md, "Any key position").  A write's read
- * where only a BEFORE ROW trigger may have set ids makes at most
- * STORED_SKIP_SMALL: a few dozen leading values.
+ * The descents a skip scan may make before it gives up for the scan of the
+ * whole index: a descent reads a page per level of the tree, the scan
+ * every leaf page (hundreds of entries each); measured (doc/design.md,
+ * "Any key position"), a value of the leading column costs about as much
+ * as 1.3 blocks of the scan, so the skip scan is cheaper up to about 0.8
+ * values per block.  The budget, one descent per two blocks (a value
+ * takes two), keeps it to where it costs at most half the scan, and what
+ * a skip scan that gives up costs on top of the scan to about a third of
+ * it.  A write's read where only a BEFORE ROW trigger may have set ids
+ * makes at most STORED_SKIP_SMALL descents (about 15 values).
  */
 #define STORED_SKIP_MIN 64
-#define STORED_SKIP_SMALL 64
+#define STORED_SKIP_SMALL 32
 
 /*
  * The newest id of shard in [lo, hi] of the column at keypos of index.
@@ -456,7 +460,7 @@ newest_at(Relation heap, Relation index, int keypos, int32 shard, int64 hi,
 	if (keypos == 1)
 	{
 		BlockNumber blocks = RelationGetNumberOfBlocks(index);
-		int			max = (int) Min(Max(blocks, STORED_SKIP_MIN),
+		int			max = (int) Min(Max(blocks / 2, STORED_SKIP_MIN),
 									STORED_MAX_DESCENTS);
 
 		found = newest_by_skipping(heap, index, shard, hi, lo, max, complete);
