@@ -608,7 +608,9 @@ typedef enum RaiseHow
 	RAISE_WRITTEN,				/* relid alone, which the statement wrote:
 								 * its ids not covered yet */
 	RAISE_TRIGGERED				/* the same, where only a BEFORE ROW trigger
-								 * may have set ids: by descents alone */
+								 * may have set ids: by descents, a column
+								 * second in its index's key by a small skip
+								 * scan, else not at all */
 } RaiseHow;
 
 /*
@@ -1315,7 +1317,10 @@ made_by_next_id(Node *expr, Plan *plan, ParamListInfo params)
  * Whether a BEFORE ROW trigger of rel that the statement fires may give the
  * id a value of its own (NEW.id := ...): any but shardid's own (set_id()
  * makes its ids by next_id(), move_guard() refuses the write).  A table
- * with such a trigger is read after each write of its rows.
+ * with such a trigger is read after each write of its rows, at the cost
+ * of descents: a column second in its index's key (PRIMARY KEY (tenant_id,
+ * id)) by a skip scan of at most a few dozen descents (about 15 tenants),
+ * a column past that, or later in its key, not at all (src/stored.c).
  */
 static bool
 trigger_may_set_ids(Relation rel, CmdType operation, OnConflictAction on_conflict)

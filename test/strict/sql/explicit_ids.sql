@@ -86,6 +86,16 @@ SELECT pg_temp.after('explicit_731.t') AS after_cte;
 WITH w AS (INSERT INTO explicit_731.t VALUES (pg_temp.ahead(2050), 22) RETURNING id) SELECT count(*) FROM w;
 SELECT pg_temp.after('explicit_731.t') AS after_cte_insert;
 
+-- a BEFORE ROW trigger that sets the id, in a table keyed (tenant_id, id):
+-- the write is read (the column second in its key by a skip scan)
+CREATE FUNCTION explicit_731.set_id() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN NEW.id := pg_temp.ahead(2100); RETURN NEW; END $$;
+CREATE TRIGGER set_id BEFORE INSERT ON explicit_731.k FOR EACH ROW EXECUTE FUNCTION explicit_731.set_id();
+SET client_min_messages = debug1;
+INSERT INTO explicit_731.k (tenant_id, v) VALUES (3, 2);
+RESET client_min_messages;
+SELECT pg_temp.after('explicit_731.k') AS after_trigger_second_key_column;
+
 -- in another table of no registered shard, nothing is read
 CREATE TABLE public.explicit_other (id bigint PRIMARY KEY DEFAULT shardid.next_id(731), v int);
 INSERT INTO public.explicit_other VALUES (pg_temp.ahead(100), 1);
