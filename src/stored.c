@@ -417,10 +417,10 @@ newest_by_scan(Relation heap, Relation index, int keypos, int32 shard,
  * "Any key position"), a value of the leading column costs about as much
  * as 1.3 blocks of the scan, so the skip scan is cheaper up to about 0.8
  * values per block.  The budget, one descent per two blocks (a value
- * takes two), keeps it to where it costs at most half the scan, and what
- * a skip scan that gives up costs on top of the scan to about a third of
- * it.  A write's read where only a BEFORE ROW trigger may have set ids
- * makes at most STORED_SKIP_SMALL descents (about 15 values).
+ * takes two or more), keeps it to where it costs at most about a third of
+ * the scan, and what a skip scan that gives up adds to the scan to about a
+ * third of it.  A write's read where only a BEFORE ROW trigger may have
+ * set ids makes at most STORED_SKIP_SMALL descents (about 15 values).
  */
 #define STORED_SKIP_MIN 64
 #define STORED_SKIP_SMALL 32
