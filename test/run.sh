@@ -58,6 +58,17 @@ REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh test/strict/conv
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
 OWN_SERVERS="test/cluster test/failover test/citus"	# each starts and stops its own
 TOOLS="test/tools"	# the project's tools (tools/), no server
+# the parts that take longest, started first when SHARDID_JOBS > 1
+FIRST="sanitize citus/failover.sh cluster/move_faults.sh cluster/move_load.sh citus/rebalance.sh failover/schedule.sh"
+
+# SHARDID_JOBS: how many parts of OWN_SERVERS and the sanitizer run at a time
+jobs=${SHARDID_JOBS:-2}
+case "$jobs" in
+'' | *[!0-9]* | 0)
+	echo "SHARDID_JOBS must be a number of at least 1, not '$jobs'"
+	exit 2
+	;;
+esac
 
 passed=0
 failed=0
@@ -159,6 +170,91 @@ own_server_scripts() {
 	done
 }
 
+# header NAME: the heading printed before a part that has one of its own
+header() {
+	[ "$1" = sanitize ] && echo "== pg_regress under UBSan and valgrind (test/sanitize.sh)"
+	return 0
+}
+
+# parts NAME SCRIPT [NAME SCRIPT...]: scripts that start their own servers,
+# SHARDID_JOBS at a time.  One at a time, each runs as own_server_scripts
+# runs it.  Several at a time (the job pool): each gets its own directory
+# (SHARDID_TMP empty, as above) and its own ports, SHARDID_PORT_BASE set to
+# the runner's plus 200 times its slot (1 to SHARDID_JOBS; a script's ports
+# lie within 200 of its base), its output goes to a file, and the parts are
+# printed, recorded and timed in the order given, as if run one by one; the
+# slow ones of FIRST start first, so that no long script is left running
+# alone at the end.
+parts() {
+	local -a names=() scripts=() order=()
+	local -A slot_of=()
+	local n i j f s pid slot rc secs dir=$SHARDID_TMP/parts pos=0 printed=0 running=0 free=""
+	while [ $# -ge 2 ]; do
+		names+=("$1")
+		scripts+=("$2")
+		shift 2
+	done
+	n=${#names[@]}
+	if [ "$jobs" = 1 ]; then
+		for ((i = 0; i < n; i++)); do
+			header "${names[i]}"
+			echo "--- ${names[i]}"
+			f=$(date +%s)
+			SHARDID_TMP="" bash "${scripts[i]}"
+			record "${names[i]}" $? "$f"
+		done
+		return
+	fi
+	# the start order: FIRST's parts in FIRST's order, then the others
+	for f in $FIRST; do
+		for ((i = 0; i < n; i++)); do
+			[ "${names[i]}" = "$f" ] && order+=("$i")
+		done
+	done
+	for ((i = 0; i < n; i++)); do
+		case " $FIRST " in *" ${names[i]} "*) ;; *) order+=("$i") ;; esac
+	done
+	mkdir -p "$dir"
+	for ((slot = 1; slot <= jobs; slot++)); do free="$free $slot"; done
+	while [ $printed -lt $n ]; do
+		while [ $running -lt "$jobs" ] && [ $pos -lt $n ]; do
+			i=${order[pos]}
+			pos=$((pos + 1))
+			set -- $free
+			slot=$1
+			shift
+			free="$*"
+			(
+				start=$(date +%s)
+				SHARDID_TMP="" SHARDID_PORT_BASE=$((SHARDID_PORT_BASE + 200 * slot)) \
+					bash "${scripts[i]}" </dev/null >"$dir/$i.out" 2>&1
+				echo "$? $(($(date +%s) - start))" >"$dir/$i.rc.tmp"
+				mv "$dir/$i.rc.tmp" "$dir/$i.rc"
+			) &
+			slot_of[$!]=$slot
+			running=$((running + 1))
+		done
+		# print what has ended, in the order given
+		while [ $printed -lt $n ] && [ -f "$dir/$printed.rc" ]; do
+			header "${names[printed]}"
+			echo "--- ${names[printed]}"
+			cat "$dir/$printed.out"
+			read -r rc secs <"$dir/$printed.rc"
+			record "${names[printed]}" "$rc" $(($(date +%s) - secs))
+			printed=$((printed + 1))
+		done
+		[ $printed -lt $n ] || break
+		# one part ends: its slot is free again
+		pid=""
+		wait -n -p pid
+		if [ -n "$pid" ] && [ -n "${slot_of[$pid]:-}" ]; then
+			free="$free ${slot_of[$pid]}"
+			unset "slot_of[$pid]"
+			running=$((running - 1))
+		fi
+	done
+}
+
 echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') ($PG_CONFIG)"
 if selected unit/core; then
 	echo "== the pure core (test/unit)"
@@ -200,14 +296,15 @@ regress_suite "$mode" test/strict
 scripts $PRELOADED
 cluster_stop main
 
-echo "== on servers of their own"
-own_server_scripts $OWN_SERVERS
-
-if selected sanitize; then
-	echo "== pg_regress under UBSan and valgrind (test/sanitize.sh)"
-	SHARDID_TMP="" bash test/sanitize.sh
-	record sanitize $?
-fi
+# the scripts of OWN_SERVERS, then the sanitizer runs (its own servers too),
+# SHARDID_JOBS at a time
+set --
+for s in $(script_list $OWN_SERVERS); do
+	selected "${s#test/}" && set -- "$@" "${s#test/}" "$s"
+done
+[ $# -gt 0 ] && echo "== on servers of their own"
+selected sanitize && set -- "$@" sanitize test/sanitize.sh
+parts "$@"
 echo
 echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'): $(($(date +%s) - started)) s"
 [ -n "$timings" ] && echo "slowest: $(printf '%s' "$timings" | sort -rn | head -8 | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"
