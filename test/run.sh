@@ -43,10 +43,15 @@
 # the patterns (shell globs; a leading ^ anchors a pattern at the start of
 # the name): "regress/" every pg_regress test, "^strict/" the strict
 # scripts, "failover/ cluster/move.sh" those two.  SHARDID_SKIP="pattern
-# ..." leaves out the parts that match any pattern.  FUZZ_SECONDS sets the
-# fuzzing time (default 60).  `make installcheck` runs the mode's suite and
-# sql/ against a running server, whatever its shardid.epoch
-# (doc/development.md; test/tools/installcheck_epoch.sh checks it).
+# ..." leaves out the parts that match any pattern.  SHARDID_JOBS (default
+# 2) is how many scripts of OWN_SERVERS, and the sanitizer run, run at a
+# time: each in its own directory, on its own ports (SHARDID_PORT_BASE, the
+# runner's plus 200 per slot: a script keeps its ports within 200 of its
+# base), its output printed in the order of the list; SHARDID_JOBS=1 runs
+# them one by one.  FUZZ_SECONDS sets the fuzzing time (default 60).
+# `make installcheck` runs the mode's suite and sql/ against a running
+# server, whatever its shardid.epoch (doc/development.md;
+# test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
