@@ -190,9 +190,18 @@ header() {
 # printed, recorded and timed in the order given, as if run one by one; the
 # slow ones of FIRST start first, so that no long script is left running
 # alone at the end.
+declare -A pool_slot=()	# the running parts: pid (and process group) -> slot
+pool_stop() {	# at exit: stop the running parts, which stop their servers
+	local pid
+	for pid in "${!pool_slot[@]}"; do
+		kill -TERM -- -"$pid" 2>/dev/null
+	done
+	wait
+}
+trap 'pool_stop; shardid_cleanup' EXIT
+
 parts() {
 	local -a names=() scripts=() order=()
-	local -A slot_of=()
 	local n i j f s pid slot rc secs dir=$SHARDID_TMP/parts pos=0 printed=0 running=0 free=""
 	while [ $# -ge 2 ]; do
 		names+=("$1")
@@ -229,6 +238,7 @@ parts() {
 			slot=$1
 			shift
 			free="$*"
+			set -m	# in a process group of its own, which pool_stop ends
 			(
 				start=$(date +%s)
 				SHARDID_TMP="" SHARDID_PORT_BASE=$((SHARDID_PORT_BASE + 200 * slot)) \
@@ -236,7 +246,8 @@ parts() {
 				echo "$? $(($(date +%s) - start))" >"$dir/$i.rc.tmp"
 				mv "$dir/$i.rc.tmp" "$dir/$i.rc"
 			) &
-			slot_of[$!]=$slot
+			set +m
+			pool_slot[$!]=$slot
 			running=$((running + 1))
 		done
 		# print what has ended, in the order given
@@ -252,9 +263,9 @@ parts() {
 		# one part ends: its slot is free again
 		pid=""
 		wait -n -p pid
-		if [ -n "$pid" ] && [ -n "${slot_of[$pid]:-}" ]; then
-			free="$free ${slot_of[$pid]}"
-			unset "slot_of[$pid]"
+		if [ -n "$pid" ] && [ -n "${pool_slot[$pid]:-}" ]; then
+			free="$free ${pool_slot[$pid]}"
+			unset "pool_slot[$pid]"
 			running=$((running - 1))
 		fi
 	done
