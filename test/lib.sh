@@ -17,7 +17,9 @@ else
 	SHARDID_TMP=$(mktemp -d "${TMPDIR:-/tmp}/shardid.XXXXXX")
 	chmod 755 "$SHARDID_TMP"
 fi
-# a private port per run, so parallel runs and a local server do not clash
+# a private port per run, so parallel runs and a local server do not clash;
+# a script uses ports within 200 of it (test/run.sh's job pool sets it per
+# slot, 200 apart)
 SHARDID_PORT_BASE=${SHARDID_PORT_BASE:-$((20000 + $$ % 20000))}
 
 if [ "$(id -u)" = 0 ]; then

@@ -43,10 +43,15 @@
 # the patterns (shell globs; a leading ^ anchors a pattern at the start of
 # the name): "regress/" every pg_regress test, "^strict/" the strict
 # scripts, "failover/ cluster/move.sh" those two.  SHARDID_SKIP="pattern
-# ..." leaves out the parts that match any pattern.  FUZZ_SECONDS sets the
-# fuzzing time (default 60).  `make installcheck` runs the mode's suite and
-# sql/ against a running server, whatever its shardid.epoch
-# (doc/development.md; test/tools/installcheck_epoch.sh checks it).
+# ..." leaves out the parts that match any pattern.  SHARDID_JOBS (default
+# 2) is how many scripts of OWN_SERVERS, and the sanitizer run, run at a
+# time: each in its own directory, on its own ports (SHARDID_PORT_BASE, the
+# runner's plus 200 per slot: a script keeps its ports within 200 of its
+# base), its output printed in the order of the list; SHARDID_JOBS=1 runs
+# them one by one.  FUZZ_SECONDS sets the fuzzing time (default 60).
+# `make installcheck` runs the mode's suite and sql/ against a running
+# server, whatever its shardid.epoch (doc/development.md;
+# test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
 . test/lib.sh
 
@@ -58,6 +63,17 @@ REGISTRY="test/strict/pgbench.sh test/strict/seq_concurrency.sh test/strict/conv
 PRELOADED="test/strict"		# on the shared server, shardid preloaded
 OWN_SERVERS="test/cluster test/failover test/citus"	# each starts and stops its own
 TOOLS="test/tools"	# the project's tools (tools/), no server
+# the parts that take longest, started first when SHARDID_JOBS > 1
+FIRST="sanitize citus/failover.sh cluster/move_faults.sh cluster/move_load.sh citus/rebalance.sh failover/schedule.sh"
+
+# SHARDID_JOBS: how many parts of OWN_SERVERS and the sanitizer run at a time
+jobs=${SHARDID_JOBS:-2}
+case "$jobs" in
+'' | *[!0-9]* | 0)
+	echo "SHARDID_JOBS must be a number of at least 1, not '$jobs'"
+	exit 2
+	;;
+esac
 
 passed=0
 failed=0
@@ -159,6 +175,102 @@ own_server_scripts() {
 	done
 }
 
+# header NAME: the heading printed before a part that has one of its own
+header() {
+	[ "$1" = sanitize ] && echo "== pg_regress under UBSan and valgrind (test/sanitize.sh)"
+	return 0
+}
+
+# parts NAME SCRIPT [NAME SCRIPT...]: scripts that start their own servers,
+# SHARDID_JOBS at a time.  One at a time, each runs as own_server_scripts
+# runs it.  Several at a time (the job pool): each gets its own directory
+# (SHARDID_TMP empty, as above) and its own ports, SHARDID_PORT_BASE set to
+# the runner's plus 200 times its slot (1 to SHARDID_JOBS; a script's ports
+# lie within 200 of its base), its output goes to a file, and the parts are
+# printed, recorded and timed in the order given, as if run one by one; the
+# slow ones of FIRST start first, so that no long script is left running
+# alone at the end.
+declare -A pool_slot=()	# the running parts: pid (and process group) -> slot
+pool_stop() {	# at exit: stop the running parts, which stop their servers
+	local pid
+	for pid in "${!pool_slot[@]}"; do
+		kill -TERM -- -"$pid" 2>/dev/null
+	done
+	wait
+}
+trap 'pool_stop; shardid_cleanup' EXIT
+
+parts() {
+	local -a names=() scripts=() order=()
+	local n i j f s pid slot rc secs dir=$SHARDID_TMP/parts pos=0 printed=0 running=0 free=""
+	while [ $# -ge 2 ]; do
+		names+=("$1")
+		scripts+=("$2")
+		shift 2
+	done
+	n=${#names[@]}
+	if [ "$jobs" = 1 ]; then
+		for ((i = 0; i < n; i++)); do
+			header "${names[i]}"
+			echo "--- ${names[i]}"
+			f=$(date +%s)
+			SHARDID_TMP="" bash "${scripts[i]}"
+			record "${names[i]}" $? "$f"
+		done
+		return
+	fi
+	# the start order: FIRST's parts in FIRST's order, then the others
+	for f in $FIRST; do
+		for ((i = 0; i < n; i++)); do
+			[ "${names[i]}" = "$f" ] && order+=("$i")
+		done
+	done
+	for ((i = 0; i < n; i++)); do
+		case " $FIRST " in *" ${names[i]} "*) ;; *) order+=("$i") ;; esac
+	done
+	mkdir -p "$dir"
+	for ((slot = 1; slot <= jobs; slot++)); do free="$free $slot"; done
+	while [ $printed -lt $n ]; do
+		while [ $running -lt "$jobs" ] && [ $pos -lt $n ]; do
+			i=${order[pos]}
+			pos=$((pos + 1))
+			set -- $free
+			slot=$1
+			shift
+			free="$*"
+			set -m	# in a process group of its own, which pool_stop ends
+			(
+				start=$(date +%s)
+				SHARDID_TMP="" SHARDID_PORT_BASE=$((SHARDID_PORT_BASE + 200 * slot)) \
+					bash "${scripts[i]}" </dev/null >"$dir/$i.out" 2>&1
+				echo "$? $(($(date +%s) - start))" >"$dir/$i.rc.tmp"
+				mv "$dir/$i.rc.tmp" "$dir/$i.rc"
+			) &
+			set +m
+			pool_slot[$!]=$slot
+			running=$((running + 1))
+		done
+		# print what has ended, in the order given
+		while [ $printed -lt $n ] && [ -f "$dir/$printed.rc" ]; do
+			header "${names[printed]}"
+			echo "--- ${names[printed]}"
+			cat "$dir/$printed.out"
+			read -r rc secs <"$dir/$printed.rc"
+			record "${names[printed]}" "$rc" $(($(date +%s) - secs))
+			printed=$((printed + 1))
+		done
+		[ $printed -lt $n ] || break
+		# one part ends: its slot is free again
+		pid=""
+		wait -n -p pid
+		if [ -n "$pid" ] && [ -n "${pool_slot[$pid]:-}" ]; then
+			free="$free ${pool_slot[$pid]}"
+			unset "pool_slot[$pid]"
+			running=$((running - 1))
+		fi
+	done
+}
+
 echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') ($PG_CONFIG)"
 if selected unit/core; then
 	echo "== the pure core (test/unit)"
@@ -200,14 +312,15 @@ regress_suite "$mode" test/strict
 scripts $PRELOADED
 cluster_stop main
 
-echo "== on servers of their own"
-own_server_scripts $OWN_SERVERS
-
-if selected sanitize; then
-	echo "== pg_regress under UBSan and valgrind (test/sanitize.sh)"
-	SHARDID_TMP="" bash test/sanitize.sh
-	record sanitize $?
-fi
+# the scripts of OWN_SERVERS, then the sanitizer runs (its own servers too),
+# SHARDID_JOBS at a time
+set --
+for s in $(script_list $OWN_SERVERS); do
+	selected "${s#test/}" && set -- "$@" "${s#test/}" "$s"
+done
+[ $# -gt 0 ] && echo "== on servers of their own"
+selected sanitize && set -- "$@" sanitize test/sanitize.sh
+parts "$@"
 echo
 echo "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //'): $(($(date +%s) - started)) s"
 [ -n "$timings" ] && echo "slowest: $(printf '%s' "$timings" | sort -rn | head -8 | awk '{ printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1 }')"

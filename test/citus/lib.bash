@@ -38,13 +38,16 @@ SHARDID_TMP=""		# its own directory and servers, removed at exit
 chmod 777 "$SHARDID_TMP"
 
 # shardid from a scratch copy of the checkout, so the checkout's objects
-# (built for another server, maybe) are left alone
+# (built for another server, maybe) are left alone; one install into the
+# Citus copy at a time (test/run.sh may run two Citus scripts at once)
 citus_install_shardid() {
 	local src=$SHARDID_TMP/shardid-src
 	mkdir -p "$src"
 	git -C "$checkout" ls-files -z --cached --others --exclude-standard |
 		(cd "$checkout" && xargs -0 cp --parents -t "$src" 2>/dev/null)
-	make -s -C "$src" PG_CONFIG="$citus_pg_config" install >"$SHARDID_TMP/shardid-install.log" 2>&1 || {
+	make -s -C "$src" PG_CONFIG="$citus_pg_config" >"$SHARDID_TMP/shardid-install.log" 2>&1 &&
+		flock "$("$citus_pg_config" --bindir)/../.shardid-install.lock" \
+			make -s -C "$src" PG_CONFIG="$citus_pg_config" install >>"$SHARDID_TMP/shardid-install.log" 2>&1 || {
 		tail -30 "$SHARDID_TMP/shardid-install.log"
 		echo "FAIL: shardid did not build against $PG_CONFIG"
 		exit 1
