@@ -65,6 +65,7 @@
 #include "parser/parse_func.h"
 #include "parser/parse_relation.h"
 #include "parser/parsetree.h"
+#include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -83,6 +84,9 @@
 #include "settings.h"
 #include "shared.h"
 #include "stored.h"
+
+/* the sub-id of registration's lock (registration_turn()) */
+#define REGISTRATION_LOCK_SUBID 0x5344
 
 /*
  * Set while floor_after_ddl() writes a floor it read itself from one table:
@@ -293,6 +297,9 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	{
 		int64		newest;
 
+		/* registration's turn, to the end of the transaction (see registration_turn()) */
+		LockDatabaseObject(RelationRelationId, RelationGetRelid(rel),
+						   REGISTRATION_LOCK_SUBID, ExclusiveLock);
 		columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
 									  GetUserId());
 		newest = newest_of(shard, columns);
@@ -523,6 +530,63 @@ namespaces_up(Oid relid)
 }
 
 /*
+ * Registration and the floor step of a write take turns.  The registry's
+ * trigger (a row registered: register_shard(), pg_restore's COPY of the
+ * registry's rows) reads the shard's tables before its row exists; the step
+ * after a write (an index built, a COPY, explicit ids) looks the schema up
+ * in the registry, then reads the table.  Run at the same time in two
+ * transactions (pg_restore -j), each could miss the other: the registry's
+ * trigger reads the table before the index another job is building is
+ * committed, and that job looks the schema up before the registry's row is
+ * written.  So the trigger holds REGISTRATION_LOCK in ExclusiveLock to the
+ * end of its transaction, and the step takes it in ShareLock first: the
+ * later one of the two sees what the earlier one committed.
+ *
+ * A step whose transaction holds an AccessExclusiveLock on a table it reads
+ * does not wait (the registry's trigger, which holds the lock, may be
+ * waiting for that table: a deadlock): a trigger that has not read that
+ * table yet can only read it after this transaction, and sees all of it.
+ * The lock is an object lock on the registry's row in pg_class with a
+ * sub-id of its own (REGISTRATION_LOCK_SUBID), which nothing else takes.
+ */
+/* whether this transaction holds an AccessExclusiveLock on relid or a table that inherits from it */
+static bool
+family_held_exclusive(Oid relid)
+{
+	List	   *family = find_all_inheritors(relid, NoLock, NULL);
+	ListCell   *lc;
+	bool		held = false;
+
+	foreach(lc, family)
+	{
+#if PG_VERSION_NUM >= 170000
+		held = CheckRelationOidLockedByMe(lfirst_oid(lc), AccessExclusiveLock, true);
+#else
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, lfirst_oid(lc));
+		held = LockHeldByMe(&tag, AccessExclusiveLock);
+#endif
+		if (held)
+			break;
+	}
+	list_free(family);
+	return held;
+}
+
+/* the floor step's turn (see above); whether it holds the lock */
+static bool
+registration_turn(Oid relid)
+{
+	if (family_held_exclusive(relid))
+		return ConditionalLockDatabaseObject(RelationRelationId, registry_relid(),
+											 REGISTRATION_LOCK_SUBID, ShareLock);
+	LockDatabaseObject(RelationRelationId, registry_relid(),
+					   REGISTRATION_LOCK_SUBID, ShareLock);
+	return true;
+}
+
+/*
  * The shard registered to schema nspname, or -1, read under a dirty
  * snapshot through the registry's index on schema_name: a row that another
  * session is still inserting counts (pg_restore -j loads the registry's
@@ -630,6 +694,7 @@ raise_for_table(Oid relid, RaiseHow how)
 	Oid			save_userid;
 	int			save_sec_context;
 	bool		by_superuser = how == RAISE_DDL && superuser();
+	bool		turn;
 
 	if (how != RAISE_DDL)
 	{
@@ -639,6 +704,13 @@ raise_for_table(Oid relid, RaiseHow how)
 	}
 	if (!OidIsValid(registry_relid()))
 		return;
+	/*
+	 * After DDL (an index built) to the end of the transaction, which is
+	 * when the registry's trigger can see what the command made; after
+	 * writes of rows only while they are read (the trigger's dirty read
+	 * sees them once they are in the table's indexes)
+	 */
+	turn = registration_turn(relid);
 	namespaces = namespaces_up(relid);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
@@ -701,6 +773,9 @@ raise_for_table(Oid relid, RaiseHow how)
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
+	if (turn && how != RAISE_DDL)
+		UnlockDatabaseObject(RelationRelationId, registry_relid(),
+							 REGISTRATION_LOCK_SUBID, ShareLock);
 }
 
 /*
