@@ -564,6 +564,8 @@ step_close_gap(Move *m)
 	m->step = "the catch-up before the freeze";
 	close_gap(m);
 	hash_before_freeze(m);
+	pause_point("hashed");
+	check_interrupt(m);
 	close_gap(m);
 	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) m->max_lag));
 }
