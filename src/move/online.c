@@ -16,18 +16,37 @@
 
 #include "move.h"
 
+/*
+ * The publication of the schema.  Into PostgreSQL 16+ it leaves TRUNCATE
+ * out: the apply of a TRUNCATE does not switch to the table's owner, as
+ * that of a row does, and checks the subscription's owner's own TRUNCATE
+ * privilege, which the move's role has not (it may only SET ROLE to the
+ * owners), so the apply failed at every retry and the --to server never
+ * caught up, the shard frozen until --timeout.  Granting it would run the
+ * owners' code that a TRUNCATE reaches (its triggers enabled ALWAYS or
+ * REPLICA) as that role, which may SET ROLE to every owner of the schema.
+ * A TRUNCATE on the --from server during the move leaves the copy's rows,
+ * and the verification ends the move undone (the counts differ).  Into
+ * PostgreSQL 15 the subscription applies as a superuser, and TRUNCATE is
+ * carried.
+ */
 static bool
 publish_tx(Move *m, Server *s)
 {
 	char	   *pub = NULL;
 	bool		ok;
+	bool		truncate;
+
+	need(m, &m->to);
+	truncate = PQserverVersion(m->to.conn) < 160000;
 
 	ok = journal_write(m, s, "source", "publishing") &&
 		get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, m->name);
 	if (ok && pub == NULL)
 	{
 		char	   *qpub = quote_ident(s, m->name);
-		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s", qpub, m->qschema);
+		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s%s", qpub, m->qschema,
+								  truncate ? "" : " WITH (publish = 'insert, update, delete')");
 
 		ok = exec_sql(s, sql, 0);
 		free(sql);
