@@ -178,7 +178,8 @@ writes_sql() {
 		j=$((R % 8))
 		rnd
 		[ $((R % 15)) = 14 ] && R=5	# now and then a new file: hashed again in full in the freeze
-		case $((R % 6)) in
+		[ $((R % 7)) = 6 ] && R=6	# a row locked, then updated in a subtransaction: a MultiXactId
+		case $((R % 7)) in
 		0)
 			list=""
 			for ((k = 1; k <= ncols; k++)); do lit "$k"; list+="${list:+, }$REPLY"; done
@@ -188,6 +189,12 @@ writes_sql() {
 			pick "'0'" "'NaN'" "'1e-310'"
 			echo "UPDATE shard_0005.dups SET f = $REPLY WHERE ctid = (SELECT ctid FROM shard_0005.dups ORDER BY ctid OFFSET $((j % 6)) LIMIT 1);" ;;
 		5) echo "VACUUM FULL shard_0005.dups;" ;;
+		6)
+			lit "$i"
+			echo "BEGIN; SELECT FROM shard_0005.vals WHERE id = (SELECT id FROM shard_0005.vals ORDER BY id OFFSET $j LIMIT 1) FOR SHARE;"
+			echo "SAVEPOINT s; UPDATE shard_0005.vals SET c$i = $REPLY WHERE id = (SELECT id FROM shard_0005.vals ORDER BY id OFFSET $j LIMIT 1);"
+			pick "RELEASE s;" "ROLLBACK TO s;"
+			echo "$REPLY COMMIT;" ;;
 		*)
 			lit "$i"
 			echo "UPDATE shard_0005.vals SET c$i = $REPLY WHERE id = (SELECT id FROM shard_0005.vals ORDER BY id OFFSET $j LIMIT 1);" ;;
