@@ -211,8 +211,10 @@ prepare(Move *m)
  * of its bytes (half the text, the same test).  A table whose columns
  * (names and types) differ between the servers, by a migration during the
  * move, is compared by its count only: the cutover refuses it, naming it
- * (copy_unchanged_legacy_rows() of cutover.c).  The hashes taken before the
- * freeze of a table whose columns changed since are dropped.
+ * (copy_unchanged_legacy_rows() of cutover.c).  One whose columns agree
+ * but whose composite types do not (COMPOSITES_SQL), which the cutover does
+ * not compare, fails the move here.  The hashes taken before the freeze of
+ * a table whose columns changed since are dropped.
  */
 static void
 read_columns(Move *m)
