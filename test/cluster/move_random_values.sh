@@ -19,7 +19,9 @@
 #     types and into a table without a key holding duplicate rows, under
 #     each server's own defaults, then, online, keeps updating, inserting
 #     and deleting rows on the --from server until the freeze refuses it;
-#   - moves the shard (round 1 offline, round 2 online, then at random) and
+#   - moves the shard (round 1 offline, round 2 online, then at random),
+#     its materialized views populated on the --to server as on the --from
+#     server (an online move left them unpopulated before this release), and
 #     compares the two servers' rows read by this script alike on both
 #     (to_jsonb(), which names a composite's attributes, and the row's text,
 #     under settings of its own that differ from those the move pins),
@@ -141,6 +143,8 @@ CREATE TABLE app_template.vals ($defs);
 CREATE TABLE app_template.dups (v text, f float8, a text[]);
 SELECT count(*) FROM shardid.create_shards('app_template', ARRAY[5]);
 ALTER TABLE shard_0005.dups REPLICA IDENTITY FULL;
+CREATE MATERIALIZED VIEW shard_0005.mv AS SELECT v, pg_catalog.count(*) AS n FROM shard_0005.dups GROUP BY v;
+CREATE MATERIALIZED VIEW shard_0005.mv_unread AS SELECT 1 AS one WITH NO DATA;
 SQL
 
 # REPLY: a random literal of column i (1-based)
@@ -334,6 +338,11 @@ for ((round = 1; round <= rounds; round++)); do
 			fail "round $round ($mode $from -> $to): verified, but the rows differ (seed $seed): $(head -20 "$SHARDID_TMP/diff$round.txt")"
 		fi
 		echo "  $(wc -l <"$SHARDID_TMP/from$round.txt") rows alike on both servers"
+		# the materialized views populated as on the --from server (an
+		# online copy's definitions made them WITH NO DATA)
+		expect "$(pon "$to" -c "SELECT string_agg(relname || ' ' || relispopulated, ', ' ORDER BY relname) FROM pg_class
+		    WHERE relnamespace = 'shard_0005'::regnamespace AND relkind = 'm'")" = "mv true, mv_unread false" \
+			"round $round ($mode): the materialized views on the --to server"
 		"$move" --shard 5 --from "$(conn "$from")" --to "$(conn "$to")" --drop-source --yes >/dev/null ||
 			fail "round $round: --drop-source"
 		x=$from; from=$to; to=$x
