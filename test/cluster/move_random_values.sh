@@ -17,8 +17,11 @@
 #     NULL, '{NULL}' and '{"NULL"}', json keys in their order, '1 mon' and
 #     '30 days', LMT offsets, ...) into a table of randomly chosen column
 #     types and into a table without a key holding duplicate rows, under
-#     each server's own defaults, then, online, keeps updating, inserting
-#     and deleting rows on the --from server until the freeze refuses it;
+#     each server's own defaults; online, once the move hashed the rows
+#     before the freeze (pause point hashed), it updates, inserts, deletes,
+#     rewrites (VACUUM FULL) and locks then updates in a subtransaction
+#     (a MultiXactId) rows of the --from server, then goes on racing the
+#     freeze until it refuses the writes;
 #   - moves the shard (round 1 offline, round 2 online, then at random),
 #     its materialized views populated on the --to server as on the --from
 #     server (an online move left them unpopulated before this release), and
