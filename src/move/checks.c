@@ -980,6 +980,43 @@ check_not_citus(Move *m, Server *s)
 			   "nothing was changed", m->schema, s->option, v, m->schema);
 }
 
+/*
+ * The columns of the schema's ($1) tables of REPLICA IDENTITY FULL whose
+ * type has no equality operator, "table.column (type)": the apply of an
+ * UPDATE or DELETE looks the old row up by comparing every column but
+ * generated ones with its type's default btree or hash equality
+ * (tuples_equal(), lookup_type_cache()), and fails on such a column
+ * ("could not identify an equality operator for type json"), again at each
+ * retry, so the --to server never catches up and the shard stays frozen
+ * until --timeout.  The types are walked as the type cache does: a domain
+ * by its base type, an array by its element, a composite by its
+ * attributes; ranges, multiranges and enums have one; a base type has one
+ * when a default btree or hash operator class takes it, or a type it
+ * converts to implicitly without a function (varchar: text_ops).
+ */
+#define NO_EQUALITY_SQL \
+	"WITH RECURSIVE need(rel, col, top, t) AS (SELECT c.relname, a.attname, a.atttypid, a.atttypid FROM pg_catalog.pg_class c " \
+	"JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid " \
+	"WHERE c.relnamespace OPERATOR(pg_catalog.=) $1::pg_catalog.oid AND c.relkind OPERATOR(pg_catalog.=) 'r' " \
+	"AND c.relreplident OPERATOR(pg_catalog.=) 'f' AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped " \
+	"AND a.attgenerated OPERATOR(pg_catalog.=) '' " \
+	"UNION SELECT n.rel, n.col, n.top, x.t FROM need n JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) n.t, " \
+	"LATERAL (SELECT y.typbasetype WHERE y.typtype OPERATOR(pg_catalog.=) 'd' " \
+	"UNION ALL SELECT y.typelem WHERE y.typsubscript OPERATOR(pg_catalog.=) 'pg_catalog.array_subscript_handler'::pg_catalog.regproc " \
+	"UNION ALL SELECT k.atttypid FROM pg_catalog.pg_attribute k WHERE y.typtype OPERATOR(pg_catalog.=) 'c' " \
+	"AND k.attrelid OPERATOR(pg_catalog.=) y.typrelid AND k.attnum OPERATOR(pg_catalog.>) 0 AND NOT k.attisdropped) x(t)) " \
+	"SELECT pg_catalog.string_agg(DISTINCT pg_catalog.format('%I.%I (%s)', n.rel, n.col, pg_catalog.format_type(n.top, NULL) " \
+	"OPERATOR(pg_catalog.||) CASE WHEN n.top OPERATOR(pg_catalog.<>) n.t THEN ', of ' OPERATOR(pg_catalog.||) " \
+	"pg_catalog.format_type(n.t, NULL) ELSE '' END), ', ') " \
+	"FROM need n JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) n.t " \
+	"WHERE y.typtype OPERATOR(pg_catalog.=) 'b' " \
+	"AND y.typsubscript OPERATOR(pg_catalog.<>) 'pg_catalog.array_subscript_handler'::pg_catalog.regproc " \
+	"AND NOT EXISTS (SELECT FROM pg_catalog.pg_opclass o JOIN pg_catalog.pg_am m ON m.oid OPERATOR(pg_catalog.=) o.opcmethod " \
+	"WHERE m.amname OPERATOR(pg_catalog.=) ANY ('{btree,hash}'::pg_catalog.name[]) AND o.opcdefault " \
+	"AND (o.opcintype OPERATOR(pg_catalog.=) n.t OR EXISTS (SELECT FROM pg_catalog.pg_cast k " \
+	"WHERE k.castsource OPERATOR(pg_catalog.=) n.t AND k.casttarget OPERATOR(pg_catalog.=) o.opcintype " \
+	"AND k.castmethod OPERATOR(pg_catalog.=) 'b' AND k.castcontext OPERATOR(pg_catalog.=) 'i')))"
+
 /* a new move: everything is checked before anything changes */
 void
 check_new_move(Move *m)
@@ -1054,6 +1091,12 @@ check_new_move(Move *m)
 		if (bad)
 			refuse(m, "--online cannot carry updates and deletes of tables without a primary key or replica identity: %s",
 				   bad);
+		if (!get_value(&m->from, &bad, NO_EQUALITY_SQL, 1, m->src_schema_oid))
+			refuse(m, "could not query the --from server: %s", db_error());
+		if (bad)
+			refuse(m, "--online cannot carry updates and deletes of tables of REPLICA IDENTITY FULL with a column "
+				   "whose type has no equality operator, by which the subscription's apply finds the old row: %s; "
+				   "give them a primary key or a replica identity index, or move the shard offline", bad);
 		if (!get_value(&m->from, &free_slots,
 					   "SELECT (pg_catalog.current_setting('max_replication_slots')::integer - "
 					   "(SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots))::text", 0))

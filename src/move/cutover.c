@@ -77,6 +77,7 @@ step_verify(Move *m)
 		rollback(m, &m->to);
 		fail(m, "could not give schema \"%s\" back to its owners on the --to server: %s", m->schema, why);
 	}
+	refresh_matviews(m);
 	rows = verify_rows(m);
 	if (!sequence_positions(&m->from, m->seqs, m->nseqs, pa))
 		fail(m, "could not read the sequences on the --from server: %s", db_error());

@@ -449,6 +449,7 @@ extern void step_publish(Move *m);
 extern void step_copy_online(Move *m);
 extern void step_wait_sync(Move *m);
 extern void step_close_gap(Move *m);
+extern void refresh_matviews(Move *m);
 extern void step_catch_up(Move *m);
 extern void step_carry_sequences(Move *m);
 extern void drop_replication(Move *m);

@@ -16,18 +16,37 @@
 
 #include "move.h"
 
+/*
+ * The publication of the schema.  Into PostgreSQL 16+ it leaves TRUNCATE
+ * out: the apply of a TRUNCATE does not switch to the table's owner, as
+ * that of a row does, and checks the subscription's owner's own TRUNCATE
+ * privilege, which the move's role has not (it may only SET ROLE to the
+ * owners), so the apply failed at every retry and the --to server never
+ * caught up, the shard frozen until --timeout.  Granting it would run the
+ * owners' code that a TRUNCATE reaches (its triggers enabled ALWAYS or
+ * REPLICA) as that role, which may SET ROLE to every owner of the schema.
+ * A TRUNCATE on the --from server during the move leaves the copy's rows,
+ * and the verification ends the move undone (the counts differ).  Into
+ * PostgreSQL 15 the subscription applies as a superuser, and TRUNCATE is
+ * carried.
+ */
 static bool
 publish_tx(Move *m, Server *s)
 {
 	char	   *pub = NULL;
 	bool		ok;
+	bool		truncate;
+
+	need(m, &m->to);
+	truncate = PQserverVersion(m->to.conn) < 160000;
 
 	ok = journal_write(m, s, "source", "publishing") &&
 		get_value(s, &pub, "SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = $1::name", 1, m->name);
 	if (ok && pub == NULL)
 	{
 		char	   *qpub = quote_ident(s, m->name);
-		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s", qpub, m->qschema);
+		char	   *sql = xprintf("CREATE PUBLICATION %s FOR TABLES IN SCHEMA %s%s", qpub, m->qschema,
+								  truncate ? "" : " WITH (publish = 'insert, update, delete')");
 
 		ok = exec_sql(s, sql, 0);
 		free(sql);
@@ -556,6 +575,104 @@ close_gap(Move *m)
 	progress_end();
 }
 
+/*
+ * The materialized views populated on the --from server, refreshed on the
+ * --to server where they are not: an online copy's definitions come from
+ * pg_dump --schema-only, which makes them WITH NO DATA, and a query of one
+ * on the --to server failed after the move ("materialized view ... has not
+ * been populated").  pg_restore of an offline copy refreshes them itself.
+ * Each REFRESH runs its query as the view's owner, in a security-restricted
+ * operation (as pg_restore's does); a plain SET in her code outlives it,
+ * so the session's settings are made again after each.  A view that reads
+ * another one not yet refreshed fails ("has not been populated"): it is
+ * tried again after the others, for as long as one more succeeds.  Once the
+ * initial copy is done, before the freeze; the verification does it again
+ * for a move resumed after the freeze.
+ */
+void
+refresh_matviews(Move *m)
+{
+	PGresult   *res;
+	char	  **views;
+	bool	   *done;
+	int			n,
+				i,
+				left,
+				bad = 0,
+				pass;
+	char		why[1024] = "";
+
+	need(m, &m->from);
+	res = query(&m->from, "SELECT pg_catalog.quote_ident(c.relname) FROM pg_catalog.pg_class c "
+				"WHERE c.relnamespace = $1::oid AND c.relkind = 'm' AND c.relispopulated ORDER BY c.oid",
+				1, m->src_schema_oid);
+	if (res == NULL)
+		fail(m, "could not list the materialized views of schema \"%s\" on the --from server: %s", m->schema,
+			 db_error());
+	n = PQntuples(res);
+	views = xcalloc(n + 1, sizeof(char *));
+	done = xcalloc(n + 1, sizeof(bool));
+	for (i = 0; i < n; i++)
+		views[i] = xprintf("%s.%s", m->qschema, PQgetvalue(res, i, 0));
+	PQclear(res);
+	need(m, &m->to);
+	left = 0;
+	for (i = 0; i < n; i++)
+	{
+		char	   *populated = NULL;
+
+		if (!get_value(&m->to, &populated, "SELECT relispopulated::pg_catalog.text FROM pg_catalog.pg_class "
+					   "WHERE oid = $1::pg_catalog.regclass", 1, views[i]))
+			fail(m, "could not read materialized view %s on the --to server: %s", views[i], db_error());
+		done[i] = populated == NULL || is(populated, "true");
+		left += !done[i];
+		free(populated);
+	}
+	for (pass = 0; left > 0; pass++)
+	{
+		int			before = left;
+
+		for (i = 0; i < n; i++)
+		{
+			char	   *sql;
+			bool		ok,
+						later = false;
+
+			if (done[i])
+				continue;
+			check_interrupt(m);
+			progress("refreshing materialized view %s on the --to server", views[i]);
+			sql = xprintf("REFRESH MATERIALIZED VIEW %s", views[i]);
+			ok = exec_sql(&m->to, sql, 0);
+			free(sql);
+			if (!ok)
+			{
+				snprintf(why, sizeof(why), "%s", db_error());
+				later = is(db_sqlstate(), "55000");	/* it reads one not yet refreshed */
+				bad = i;
+			}
+			if (!reset_settings(&m->to))
+				fail(m, "could not query the --to server: %s", db_error());
+			if (ok)
+			{
+				done[i] = true;
+				left--;
+			}
+			else if (!later)
+				fail(m, "could not refresh materialized view %s on the --to server: %s", views[i], why);
+		}
+		progress_end();
+		if (left == before)
+			fail(m, "could not refresh materialized view %s on the --to server: %s", views[bad], why);
+	}
+	if (n > 0 && pass > 0)
+		say("refreshed the materialized views of schema \"%s\" on the --to server", m->schema);
+	for (i = 0; i < n; i++)
+		free(views[i]);
+	free(views);
+	free(done);
+}
+
 void
 step_close_gap(Move *m)
 {
@@ -563,7 +680,10 @@ step_close_gap(Move *m)
 
 	m->step = "the catch-up before the freeze";
 	close_gap(m);
+	refresh_matviews(m);
 	hash_before_freeze(m);
+	pause_point("hashed");
+	check_interrupt(m);
 	close_gap(m);
 	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) m->max_lag));
 }

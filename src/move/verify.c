@@ -180,13 +180,41 @@ prepare(Move *m)
 }
 
 /*
+ * The composite types that the columns of table $1 hold, at any depth
+ * (through domains, arrays, ranges, multiranges and the attributes of
+ * composites), each with its attributes in order: a composite's text lists
+ * its attributes' values by position, so a type outside the schema made
+ * otherwise on the --to server (its attributes in another order, or named
+ * otherwise) reads the same text into other attributes, and the hashes of
+ * the rows agree while the values do not.  Types are named by
+ * format_type() (qualified: the search_path is empty); "" when none.
+ */
+#define COMPOSITES_SQL \
+	"(WITH RECURSIVE ty(oid) AS (SELECT a.atttypid FROM pg_catalog.pg_attribute a " \
+	"WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass AND a.attnum OPERATOR(pg_catalog.>) 0 " \
+	"AND NOT a.attisdropped UNION SELECT n.x FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid, " \
+	"LATERAL (SELECT y.typbasetype WHERE y.typbasetype OPERATOR(pg_catalog.<>) 0 " \
+	"UNION ALL SELECT y.typelem WHERE y.typelem OPERATOR(pg_catalog.<>) 0 " \
+	"UNION ALL SELECT r.rngsubtype FROM pg_catalog.pg_range r WHERE r.rngtypid OPERATOR(pg_catalog.=) y.oid " \
+	"UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid OPERATOR(pg_catalog.=) y.oid " \
+	"UNION ALL SELECT c.atttypid FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
+	"AND y.typrelid OPERATOR(pg_catalog.<>) 0 AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped) n(x)) " \
+	"SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('%s(%s)', pg_catalog.format_type(y.oid, NULL), " \
+	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod)), " \
+	"', ' ORDER BY c.attnum) FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
+	"AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped)), ', ' ORDER BY pg_catalog.format_type(y.oid, NULL)), '') " \
+	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typrelid OPERATOR(pg_catalog.<>) 0)"
+
+/*
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
  * order an inherited table's columns otherwise), a bytea column by the hash
  * of its bytes (half the text, the same test).  A table whose columns
  * (names and types) differ between the servers, by a migration during the
  * move, is compared by its count only: the cutover refuses it, naming it
- * (copy_unchanged_legacy_rows() of cutover.c).  The hashes taken before the
- * freeze of a table whose columns changed since are dropped.
+ * (copy_unchanged_legacy_rows() of cutover.c).  One whose columns agree
+ * but whose composite types do not (COMPOSITES_SQL), which the cutover does
+ * not compare, fails the move here.  The hashes taken before the freeze of
+ * a table whose columns changed since are dropped.
  */
 static void
 read_columns(Move *m)
@@ -197,6 +225,7 @@ read_columns(Move *m)
 	for (i = 0; i < m->ntables; i++)
 	{
 		char	   *sig[2] = {NULL, NULL},
+				   *shape[2] = {NULL, NULL},
 				   *row = NULL;
 
 		if (m->tables[i].kind != 'r')
@@ -214,7 +243,7 @@ read_columns(Move *m)
 						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
 						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')' FROM pg_catalog.pg_attribute "
+						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL " FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
 						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
@@ -222,10 +251,18 @@ read_columns(Move *m)
 				vfail(m, "could not read the columns of table %s on the %s server: %s", m->tables[i].qname,
 					  s->option, db_error());
 			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
+			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
 			if (k == 0)
 				row = xstrdup(PQgetvalue(res, 0, 1));
 			PQclear(res);
 		}
+		if (is(sig[0], sig[1]) && !is(shape[0], shape[1]))
+			vfail(m, "the composite types in the columns of table %s differ between the --from server and the "
+				  "--to server, whose text their values share: %s on the --from server, %s on the --to server; "
+				  "make them the same on both servers and move the shard again",
+				  m->tables[i].qname, shape[0], shape[1]);
+		free(shape[0]);
+		free(shape[1]);
 		if (!is(sig[0], sig[1]))
 		{
 			free(row);
