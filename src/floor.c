@@ -45,12 +45,15 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attrdef.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
@@ -85,8 +88,10 @@
 #include "shared.h"
 #include "stored.h"
 
-/* the sub-id of registration's lock (registration_turn()) */
+/* the sub-id of registration's locks (registration_turn()) */
 #define REGISTRATION_LOCK_SUBID 0x5344
+/* the schemas one transaction registers under locks of their own */
+#define REGISTRATION_SCHEMA_LOCKS 64
 
 /*
  * Set while floor_after_ddl() writes a floor it read itself from one table:
@@ -226,6 +231,9 @@ apply_floor(int32 shard, int64 floor_id)
 				 errhint("Add shardid to shared_preload_libraries (or use PostgreSQL 17 or later), so that the floor is followed.")));
 }
 
+static void registration_lock(Oid registry, Oid nsp);
+static int32 registered_shard_dirty(const char *nspname);
+
 PG_FUNCTION_INFO_V1(shardid_registry_floor);
 
 /*
@@ -298,8 +306,7 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 		int64		newest;
 
 		/* registration's turn, to the end of the transaction (see registration_turn()) */
-		LockDatabaseObject(RelationRelationId, RelationGetRelid(rel),
-						   REGISTRATION_LOCK_SUBID, ExclusiveLock);
+		registration_lock(RelationGetRelid(rel), nsp);
 		columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
 									  GetUserId());
 		newest = newest_of(shard, columns);
@@ -538,17 +545,71 @@ namespaces_up(Oid relid)
  * transactions (pg_restore -j), each could miss the other: the registry's
  * trigger reads the table before the index another job is building is
  * committed, and that job looks the schema up before the registry's row is
- * written.  So the trigger holds REGISTRATION_LOCK in ExclusiveLock to the
- * end of its transaction, and the step takes it in ShareLock first: the
- * later one of the two sees what the earlier one committed.
+ * written.  So the trigger holds a lock in ExclusiveLock to the end of its
+ * transaction, and the step takes it in ShareLock first: the later one of
+ * the two sees what the earlier one committed.
+ *
+ * The lock is the schema's: an object lock on the schema's row in
+ * pg_namespace with a sub-id of its own (REGISTRATION_LOCK_SUBID), which
+ * nothing else takes, so that a step waits only for a registration of a
+ * schema it reads for, and a registration only for steps in that schema
+ * (an index built in another schema, or on a temporary table, is no
+ * registration's business; a role that is no superuser could otherwise
+ * hold every registration of the database with an index on a temporary
+ * table of her own).  A transaction that registers more schemas than
+ * REGISTRATION_SCHEMA_LOCKS (a restore of the registry's rows, raise_floor()
+ * of every shard after pg_upgrade) takes one lock for the rest, the
+ * registry's (its row in pg_class, the same sub-id), instead of a lock per
+ * schema that could fill the lock table; every step (but on a temporary
+ * table) shares that one too.
  *
  * A step whose transaction holds an AccessExclusiveLock on a table it reads
  * does not wait (the registry's trigger, which holds the lock, may be
  * waiting for that table: a deadlock): a trigger that has not read that
  * table yet can only read it after this transaction, and sees all of it.
- * The lock is an object lock on the registry's row in pg_class with a
- * sub-id of its own (REGISTRATION_LOCK_SUBID), which nothing else takes.
  */
+static int	schema_locks_taken = 0;
+static bool schema_locks_callback = false;
+
+static void
+schema_locks_reset(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+		schema_locks_taken = 0;
+}
+
+/* the registry's trigger's turn for schema nsp, to the end of the transaction */
+static void
+registration_lock(Oid registry, Oid nsp)
+{
+	LOCKTAG		tag;
+
+	if (!schema_locks_callback)
+	{
+		RegisterXactCallback(schema_locks_reset, NULL);
+		schema_locks_callback = true;
+	}
+	SET_LOCKTAG_OBJECT(tag, MyDatabaseId, NamespaceRelationId, nsp,
+					   REGISTRATION_LOCK_SUBID);
+#if PG_VERSION_NUM >= 170000
+	if (LockHeldByMe(&tag, ExclusiveLock, false))
+#else
+	if (LockHeldByMe(&tag, ExclusiveLock))
+#endif
+		return;
+	if (schema_locks_taken < REGISTRATION_SCHEMA_LOCKS)
+	{
+		schema_locks_taken++;
+		LockDatabaseObject(NamespaceRelationId, nsp, REGISTRATION_LOCK_SUBID,
+						   ExclusiveLock);
+	}
+	else
+		LockDatabaseObject(RelationRelationId, registry, REGISTRATION_LOCK_SUBID,
+						   ExclusiveLock);
+}
+
 /* whether this transaction holds an AccessExclusiveLock on relid or a table that inherits from it */
 static bool
 family_held_exclusive(Oid relid)
@@ -574,16 +635,131 @@ family_held_exclusive(Oid relid)
 	return held;
 }
 
-/* the floor step's turn (see above); whether it holds the lock */
+/*
+ * Whether a write's step may go on without waiting for the lock another
+ * session holds for these schemas: every one of them has its registry row
+ * in place (seen as registered_shard_dirty() sees it), so the registration
+ * read the tables before and the step's own look-up finds its row.
+ */
 static bool
-registration_turn(Oid relid)
+rows_in_place(List *namespaces)
 {
-	if (family_held_exclusive(relid))
-		return ConditionalLockDatabaseObject(RelationRelationId, registry_relid(),
-											 REGISTRATION_LOCK_SUBID, ShareLock);
-	LockDatabaseObject(RelationRelationId, registry_relid(),
-					   REGISTRATION_LOCK_SUBID, ShareLock);
+	ListCell   *lc;
+
+	foreach(lc, namespaces)
+	{
+		char	   *nspname;
+
+		if (isAnyTempNamespace(lfirst_oid(lc)))
+			continue;
+		nspname = get_namespace_name(lfirst_oid(lc));
+		if (nspname == NULL || registered_shard_dirty(nspname) < 0)
+			return false;
+	}
 	return true;
+}
+
+/*
+ * Whether this transaction holds an AccessExclusiveLock on a table of schema
+ * nsp or a table that inherits from one: what the registry's trigger for
+ * that schema may be waiting for (it reads them all)
+ */
+static bool
+schema_held_exclusive(Oid nsp)
+{
+	Relation	depend_rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData keys[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		held = false;
+
+	ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(NamespaceRelationId));
+	ScanKeyInit(&keys[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(nsp));
+	scan = systable_beginscan(depend_rel, DependReferenceIndexId, true,
+							  NULL, 2, keys);
+	while (!held && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+		char		kind;
+
+		if (dep->classid != RelationRelationId || dep->objsubid != 0)
+			continue;
+		kind = get_rel_relkind(dep->objid);
+		if (kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE ||
+			kind == RELKIND_MATVIEW)
+			held = family_held_exclusive(dep->objid);
+	}
+	systable_endscan(scan);
+	table_close(depend_rel, AccessShareLock);
+	return held;
+}
+
+/*
+ * One lock of a step's turn: whether it is held.  When another session
+ * holds it, a step goes on without it where waiting could close a circle:
+ * its transaction holds an AccessExclusiveLock on its table (nowait), or,
+ * for the lock of a schema, on any table of that schema (the registry's
+ * trigger, which holds the lock, may be waiting for it); so does a write of
+ * rows where the registration's row is in place (rows_of: the
+ * registration's transaction may go on to wait for the write's table).
+ */
+static bool
+turn_lock(Oid classid, Oid objid, bool nowait, List *rows_of)
+{
+	if (ConditionalLockDatabaseObject(classid, objid,
+									  REGISTRATION_LOCK_SUBID, ShareLock))
+		return true;
+	if (nowait ||
+		(classid == NamespaceRelationId && schema_held_exclusive(objid)) ||
+		(rows_of != NIL && rows_in_place(rows_of)))
+		return false;
+	LockDatabaseObject(classid, objid, REGISTRATION_LOCK_SUBID, ShareLock);
+	return true;
+}
+
+/*
+ * The floor step's turn (see above) for table relid, whose schema and
+ * ancestors' schemas are namespaces, after a write of rows (rows) or DDL:
+ * the locks it holds, as (classid, objid) pairs, for
+ * registration_turn_end()
+ */
+static pg_noinline List *
+registration_turn(Oid relid, List *namespaces, bool rows)
+{
+	bool		nowait = family_held_exclusive(relid);
+	List	   *held = NIL;
+	ListCell   *lc;
+
+	/* the schemas' first, then the registry's, as the trigger takes them */
+	foreach(lc, namespaces)
+	{
+		Oid			nsp = lfirst_oid(lc);
+
+		if (isAnyTempNamespace(nsp))
+			continue;
+		if (turn_lock(NamespaceRelationId, nsp, nowait,
+					  rows ? list_make1_oid(nsp) : NIL))
+			held = lappend_oid(lappend_oid(held, NamespaceRelationId), nsp);
+	}
+	if (get_rel_persistence(relid) != RELPERSISTENCE_TEMP &&
+		turn_lock(RelationRelationId, registry_relid(), nowait,
+				  rows ? namespaces : NIL))
+		held = lappend_oid(lappend_oid(held, RelationRelationId), registry_relid());
+	return held;
+}
+
+/* let go of the locks registration_turn() took */
+static void
+registration_turn_end(List *held)
+{
+	ListCell   *lc;
+
+	for (lc = list_head(held); lc != NULL; lc = lnext(held, lnext(held, lc)))
+		UnlockDatabaseObject(lfirst_oid(lc), lfirst_oid(lnext(held, lc)),
+							 REGISTRATION_LOCK_SUBID, ShareLock);
+	list_free(held);
 }
 
 /*
@@ -694,7 +870,7 @@ raise_for_table(Oid relid, RaiseHow how)
 	Oid			save_userid;
 	int			save_sec_context;
 	bool		by_superuser = how == RAISE_DDL && superuser();
-	bool		turn;
+	List	   *turn;
 
 	if (how != RAISE_DDL)
 	{
@@ -710,8 +886,8 @@ raise_for_table(Oid relid, RaiseHow how)
 	 * writes of rows only while they are read (the trigger's dirty read
 	 * sees them once they are in the table's indexes)
 	 */
-	turn = registration_turn(relid);
 	namespaces = namespaces_up(relid);
+	turn = registration_turn(relid, namespaces, how != RAISE_DDL);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
@@ -773,9 +949,8 @@ raise_for_table(Oid relid, RaiseHow how)
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
-	if (turn && how != RAISE_DDL)
-		UnlockDatabaseObject(RelationRelationId, registry_relid(),
-							 REGISTRATION_LOCK_SUBID, ShareLock);
+	if (how != RAISE_DDL)
+		registration_turn_end(turn);
 }
 
 /*
