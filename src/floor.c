@@ -49,7 +49,6 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attrdef.h"
-#include "catalog/pg_depend.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_inherits.h"
@@ -667,32 +666,17 @@ rows_in_place(List *namespaces)
 static bool
 schema_held_exclusive(Oid nsp)
 {
-	Relation	depend_rel = table_open(DependRelationId, AccessShareLock);
-	ScanKeyData keys[2];
-	SysScanDesc scan;
-	HeapTuple	tuple;
+	List	   *tables = shardid_stored_schema_tables(nsp);
+	ListCell   *lc;
 	bool		held = false;
 
-	ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(NamespaceRelationId));
-	ScanKeyInit(&keys[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(nsp));
-	scan = systable_beginscan(depend_rel, DependReferenceIndexId, true,
-							  NULL, 2, keys);
-	while (!held && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	foreach(lc, tables)
 	{
-		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
-		char		kind;
-
-		if (dep->classid != RelationRelationId || dep->objsubid != 0)
-			continue;
-		kind = get_rel_relkind(dep->objid);
-		if (kind == RELKIND_RELATION || kind == RELKIND_PARTITIONED_TABLE ||
-			kind == RELKIND_MATVIEW)
-			held = family_held_exclusive(dep->objid);
+		held = family_held_exclusive(lfirst_oid(lc));
+		if (held)
+			break;
 	}
-	systable_endscan(scan);
-	table_close(depend_rel, AccessShareLock);
+	list_free(tables);
 	return held;
 }
 

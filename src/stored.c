@@ -678,17 +678,18 @@ parent_among(Oid relid, List *tables)
 	return found;
 }
 
+/*
+ * The tables of schema nspid (tables, partitioned tables, materialized
+ * views), from pg_depend
+ */
 List *
-shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
+shardid_stored_schema_tables(Oid nspid)
 {
 	Relation	depend_rel;
 	ScanKeyData keys[2];
 	SysScanDesc scan;
 	HeapTuple	tuple;
 	List	   *tables = NIL;
-	List	   *seen = NIL;
-	List	   *out = NIL;
-	ListCell   *lc;
 
 	depend_rel = table_open(DependRelationId, AccessShareLock);
 	ScanKeyInit(&keys[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
@@ -712,6 +713,16 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
 	}
 	systable_endscan(scan);
 	table_close(depend_rel, AccessShareLock);
+	return tables;
+}
+
+List *
+shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
+{
+	List	   *tables = shardid_stored_schema_tables(nspid);
+	List	   *seen = NIL;
+	List	   *out = NIL;
+	ListCell   *lc;
 
 	/*
 	 * Reading ids is reading rows: a reader who is no superuser (a role
