@@ -53,7 +53,7 @@
 # server, whatever its shardid.epoch (doc/development.md;
 # test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
-. test/lib.sh
+. test/lib.sh servers
 
 # Scripts by the server they need: directories (each *.sh in it) or single
 # scripts; adding a directory is one word here.

@@ -11,7 +11,7 @@
 # postgres deadlocks in glibc's bindtextdomain() before main() gets going.)
 # The regular build is installed again at the end.
 cd "$(dirname "$0")/.." || exit 1
-. test/lib.sh
+. test/lib.sh servers
 
 command -v valgrind >/dev/null ||
 	{ echo "skipped: needs valgrind (Debian package valgrind; make deps installs it)"; exit 77; }

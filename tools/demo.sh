@@ -7,7 +7,7 @@
 # removed at the end.  README's Getting started shows part of this output;
 # test/tools/readme_demo.sh checks that it is what this prints.
 cd "$(dirname "$0")/.." || exit 1
-. test/lib.sh
+. test/lib.sh servers
 echo "starting a throwaway PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') with shardid preloaded"
 
 port=$SHARDID_PORT_BASE

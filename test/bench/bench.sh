@@ -18,7 +18,7 @@
 #   REPS=1 TRIES=1 ROWS=20000 INSERT_ROWS=20000 PGBENCH_SECONDS=1 CONC_ROWS=16000 \
 #   LOCALITY_ROWS=100000 CALLGRIND_CALLS=1000 OUT=/tmp test/bench/bench.sh
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib.sh
+. test/lib.sh servers
 
 REPS=${REPS:-3}
 ROWS=${ROWS:-2000000}

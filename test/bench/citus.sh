@@ -3,7 +3,7 @@
 # in the same cluster and the same tenant schema (so on the same worker):
 # tenant_7.s takes its ids from the shardid.set_id() trigger
 # (citus_use_trigger(), shard 7), tenant_7.b is a bigserial table.  A
-# coordinator and two workers on this machine (test/citus/lib.bash, which
+# coordinator and two workers on this machine (`. test/lib.sh citus`, which
 # builds Citus once and caches it; SHARDID_PG_CACHE says where).
 #
 # A benchmark, never a test: it prints figures and writes them to
@@ -22,7 +22,7 @@
 #   REPS=5 ROWS=200000 PGBENCH_SECONDS=10 CLIENTS=2 PG_CONFIG=... test/bench/citus.sh
 # A quick run that proves the script (figures of no value):
 #   REPS=1 ROWS=2000 PGBENCH_SECONDS=1 OUT=/tmp test/bench/citus.sh
-. "$(dirname "$0")/../citus/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 REPS=${REPS:-5}
 ROWS=${ROWS:-200000}

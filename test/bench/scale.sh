@@ -40,7 +40,7 @@
 # A quick run that proves the script (figures of no value):
 #   SHARDS=20 PGBENCH_SECONDS=1 FRESH=2 OUT=/tmp test/bench/scale.sh
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib.sh
+. test/lib.sh servers
 
 SHARDS=${SHARDS:-500 2000}
 TABLES=${TABLES:-5}

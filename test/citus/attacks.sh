@@ -13,7 +13,7 @@
 #    argument spliced the name of the role's table (which may hold a quote)
 #    into the SQL run on the worker as the superuser.
 # Each attack is refused (exit 0) or works (exit 1).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \

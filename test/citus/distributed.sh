@@ -19,7 +19,7 @@
 # On 1.2 all of these fail: citus_use_trigger() accepted both tables,
 # citus_doctor() recommended citus_use_trigger() for the DEFAULT, was silent
 # on the trigger and on the reference table, and on the new tenant table.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \

@@ -13,7 +13,7 @@
 # off into a tenant schema (and refuses, saying why, one that
 # create_local_shards() made with it on, whose tables Citus left local);
 # shardid-move refuses a tenant schema and names citus_schema_move.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start "max_active_replication_origins = 10" || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "CREATE SCHEMA tenant_7" -c "CREATE SCHEMA tenant_8" \

@@ -8,8 +8,7 @@
 # the standby promoted and put in its place (citus_update_node).  Every id
 # made afterwards, through any node, must sort above every id made before,
 # and none may repeat.
-. "$(dirname "$0")/lib.bash"
-. test/citus/clients.bash
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "CREATE SCHEMA tenant_7" \

@@ -12,7 +12,7 @@
 # the newest id overall: every backend's first insert waited for the
 # clock up to 60 s and then failed, "the newest id of table ... is ... ms
 # ahead of this server's clock".)
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "CREATE SCHEMA tenant_8" \

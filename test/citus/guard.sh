@@ -44,7 +44,7 @@
 # and ids routed by two nodes repeated (CI, duplicate key).  On 1.3
 # create_distributed_table(), create_reference_table(), the DO block, every
 # INSERT and the COPY were accepted.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 

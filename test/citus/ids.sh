@@ -8,8 +8,7 @@
 # decodes to the tenant's shard, and an id given in the statement is kept.
 # With the id as a column DEFAULT (shardid 1.1) the same writers repeat ids:
 # Citus evaluates the DEFAULT on whichever node received the statement.
-. "$(dirname "$0")/lib.bash"
-. test/citus/clients.bash
+. "$(dirname "$0")/../lib.sh" citus
 
 citus_start || { fail "the Citus cluster did not start"; finish; }
 at "$COORD" -c "CREATE SCHEMA tenant_7" \

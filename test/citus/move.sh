@@ -7,7 +7,7 @@
 # trigger.  Each writer runs its inserts one after another, so for each
 # writer every id must be greater than the one before, across every move;
 # no id repeats (primary key) and every id decodes to the tenant's shard.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 node_env[w1]=$(faketime_env +3s) || finish
 citus_start || { fail "the Citus cluster did not start"; finish; }

@@ -16,7 +16,7 @@
 # exactly as often as the tenant moved, so every id made after a move sorts
 # above every id of the rows moved (not so if a server made ids below the
 # moved ones: its ids would interleave with them).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" citus
 
 node_env[w1]=$(faketime_env +3s) || finish
 citus_start || { fail "the Citus cluster did not start"; finish; }

@@ -13,7 +13,7 @@
 # server and an existing schema without changing anything.
 cd "$(dirname "$0")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
-. test/lib_script.sh
+. test/lib.sh servers
 
 move="$PG_BIN/shardid-move"
 [ -x "$move" ] || move=src/move/shardid-move
@@ -26,8 +26,6 @@ for i in 0 1 2; do
 		"max_wal_senders = 10" "max_replication_slots = 10" "shardid.epoch = '2026-01-01 00:00:00+00'" || exit 1
 	cluster_start "s$i" || exit 1
 done
-conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
-on() { local p=$1; shift; "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d "$(conn "$p")" "$@"; }
 
 # the template and the shards: shard s on server s % 3
 i=0

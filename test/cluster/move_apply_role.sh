@@ -20,7 +20,7 @@
 # (Every signal in every phase, followed by --abort or by --resume, which
 # finishes the move and drops it: move_faults.sh; the failures of the
 # verification: move_values.sh.)
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 620 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$b" -c "SHOW server_version_num")
 for p in $a $b; do

@@ -25,7 +25,7 @@
 #      (which PostgreSQL before 18 fires as the committing superuser): the
 #      move fails, nothing committed.
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 170 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" escape || exit 1

@@ -20,7 +20,7 @@
 #      an event trigger of a role that is no superuser any more; disabled,
 #      the drop goes through;
 #   4. back to a with --to-free exactly the estimate: the move runs.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 marker="$SHARDID_TMP/paused"
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; shardid_cleanup' EXIT

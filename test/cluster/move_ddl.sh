@@ -14,7 +14,7 @@
 # move ends undone naming the table, the shard
 # stays on the --from server with every row, and the next move carries the
 # new table.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 430 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1

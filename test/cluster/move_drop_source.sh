@@ -15,7 +15,7 @@
 #   3. --move-and-drop-source: moves a -> b and drops a's copy;
 #   4. a finished move b -> a, then --drop-source alone: drops b's copy;
 #      once more: nothing left to drop.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 200 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1

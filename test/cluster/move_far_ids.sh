@@ -18,7 +18,7 @@
 # timeout.  Last, the bound is the later of the two servers' clocks: to c,
 # whose clock runs 5 s behind a's, the move waits for the ids a made (they
 # are no other role's), and c's new ids sort after them.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 need_faketime
 
 move_servers 120 2 "${LOGICAL[@]}" || exit 1

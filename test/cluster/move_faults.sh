@@ -23,7 +23,7 @@
 # signals and runs only the cases after it.
 cd "$(dirname "$0")/../.." || exit 1
 SHARDID_TMP=""		# its own directory and servers, removed at exit
-. test/lib_script.sh
+. test/lib.sh servers
 
 move=${SHARDID_MOVE:-"$PG_BIN/shardid-move"}
 [ -x "$move" ] || move=src/move/shardid-move
@@ -45,8 +45,6 @@ for n in a b; do
 	q -d "host=$SHARDID_TMP port=$port user=postgres dbname=postgres" -c "CREATE DATABASE app" || exit 1
 	q -d "host=$SHARDID_TMP port=$port user=postgres dbname=app" -c "CREATE EXTENSION shardid" >/dev/null || exit 1
 done
-conn() { echo "host=$SHARDID_TMP port=$1 user=postgres dbname=app"; }
-on() { local p=$1; shift; q -d "$(conn "$p")" "$@"; }
 name_of() { [ "$1" = "$A" ] && echo A || echo B; }
 
 # 59 bytes of prefix and 4 digits: a schema name of 63 bytes

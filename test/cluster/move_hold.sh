@@ -19,7 +19,7 @@
 #      naming the table, and the shard stays where it was.
 # After each: her function never ran as a superuser.  On PostgreSQL 16+ the
 # subscription applies as the table's owner: skipped.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 310 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$a" -c "SHOW server_version_num") || exit 1
 if [ "$version" -ge 160000 ]; then

@@ -17,7 +17,7 @@
 #     the new ids route to the shard's schema, and the doctor reports no
 #     rows of another shard;
 #   - --drop-source leaves no row of the dropped table in shardid.legacy_ids.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 170 2 "${LOGICAL[@]}" || exit 1
 shard0_servers "$a" "$b" || exit 1
 on "$a" >/dev/null <<'SQL' || exit 1

@@ -18,7 +18,7 @@
 #     "within ... of the --from server: freezing" before the freeze.
 # It prints (does not assert) the pause the writers saw in each move: the
 # longest time in which none of them committed a batch.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 60 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" || exit 1

@@ -11,7 +11,7 @@
 #   3. a row left by a run killed with SIGKILL (its session gone) is taken over;
 #   4. a second run while a move runs is refused, naming the first run's
 #      session (its pid), and the first move finishes.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 squat=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$squat" ] && kill "$squat" 2>/dev/null; shardid_cleanup' EXIT
 

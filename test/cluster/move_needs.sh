@@ -20,7 +20,7 @@
 #      in a CHECK, is refused up front, naming both; shardid-move 1.3
 #      failed in pg_restore (or copied the shard and gave up at the cutover).
 #   3. c with a shardid newer than this shardid-move knows: refused.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 190 3 || exit 1
 cluster_stop s0 && cluster_conf s0 "shared_preload_libraries = 'shardid'" && cluster_start s0 || exit 1
 version=$(on "$a" -c "SHOW server_version_num")

@@ -47,7 +47,7 @@
 # must fail naming both definitions (shardid-move before this release
 # verified it: the copy's rows read the same text into the other
 # attributes).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 
 seed=${MOVE_SEED:-$(( ($(date +%s%N) / 1000) % 1000000 ))}
 rounds=${MOVE_ROUNDS:-4}

@@ -25,7 +25,7 @@
 #      it runs; on 15 every table of mallory's that carries an evaluated
 #      expression is refused.
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 40 2 "${LOGICAL[@]}" || exit 1
 
 # both servers: the extension, mallory, her counter and her payload

@@ -14,7 +14,7 @@
 #      online move b -> c still copies (its names are its own) and ends;
 #   4. the refusal on b names where the shard went; --json lists every
 #      table of the text, partitioned parents too.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 80 3 "${LOGICAL[@]}" "wal_retrieve_retry_interval = '100ms'" || exit 1
 for p in $a $b $c; do
 	on "$p" -c "CREATE EXTENSION shardid" || exit 1

@@ -5,7 +5,7 @@
 # registration, at the cutover, would refuse it after the whole copy.
 # Exit 0: the move fails naming the table, where the fix is and that nothing
 # changed; the shard stays on the --from server, and after the fix it moves.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 600 2 || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1

@@ -22,7 +22,7 @@
 #      freeze: the freeze's part of the hashes cannot hold the tables, every
 #      row is hashed in the freeze (a warning; into PostgreSQL 15, which
 #      takes no hashes before the freeze, none), and the move succeeds.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 
 # the locale, built where the servers find it (no root needed: a directory
 # of this script's, which the servers read through LOCPATH); skipped only

@@ -16,7 +16,7 @@
 #      separators of the message ("x; new: y"): the move ends undone,
 #      naming both, quoted.
 # Her code never runs as a superuser, and the move after her DDL succeeds.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 460 2 || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1

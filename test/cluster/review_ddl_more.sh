@@ -13,7 +13,7 @@
 # From a server on shardid 1.2 (no shardid.legacy_ids), a table made during
 # the move is seen the same way (the cutover compared nothing there, and
 # the move cut over without the table and its rows).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 470 3 || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" -c "CREATE SCHEMA other" >/dev/null || exit 1

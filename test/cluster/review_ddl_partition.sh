@@ -11,7 +11,7 @@
 # inheritance children of each table of the schema, wherever they are, and
 # each move ends undone naming the table ("other partitions: p"), offline
 # (paused after the verification) and online (in the catch-up).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 450 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" -c "CREATE SCHEMA other" >/dev/null || exit 1

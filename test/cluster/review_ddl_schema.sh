@@ -18,7 +18,7 @@
 # comparison read type names from pg_type, and refused this move every
 # time: "(other columns: arr)").  Each move, offline a to b, then online b
 # to a, with no DDL at all, succeeds and carries every row.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 440 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" >/dev/null <<'SQL' || exit 1

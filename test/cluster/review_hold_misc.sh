@@ -21,7 +21,7 @@
 #      finds a table in the copy that the --from server has not, undoes the
 #      move; the next move succeeds.
 # On PostgreSQL 16+ nothing is held: skipped.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 354 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$a" -c "SHOW server_version_num") || exit 1
 if [ "$version" -ge 160000 ]; then

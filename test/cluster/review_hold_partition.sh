@@ -26,7 +26,7 @@
 # Now each move fails, naming the table or partition, the shard stays where
 # it was, and her code never runs as a superuser.  On PostgreSQL 16+ the
 # subscription applies as the table's owner: skipped.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 350 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$a" -c "SHOW server_version_num") || exit 1
 if [ "$version" -ge 160000 ]; then

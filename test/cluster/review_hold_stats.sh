@@ -15,7 +15,7 @@
 #   as a superuser; an offline move, where m stays hers, moves it.
 # On PostgreSQL 16+ the subscription applies as the table's owner and
 # nothing is held: skipped.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 330 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$a" -c "SHOW server_version_num") || exit 1
 if [ "$version" -ge 160000 ]; then

@@ -16,7 +16,7 @@
 #      refused, as the schema belongs to the move's superuser until the
 #      subscription is gone (she keeps USAGE); after the move she owns the
 #      schema again, secret is the superuser's, and she cannot read it.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 336 2 "${LOGICAL[@]}" || exit 1
 mallory_verbosity=terse
 marker=$SHARDID_TMP/paused

@@ -19,7 +19,7 @@
 # Now both tables are refused up front, naming the type, and her code never
 # runs as a superuser.  On PostgreSQL 16+ the subscription applies as the
 # table's owner: skipped.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 334 2 "${LOGICAL[@]}" || exit 1
 version=$(on "$a" -c "SHOW server_version_num") || exit 1
 if [ "$version" -ge 160000 ]; then

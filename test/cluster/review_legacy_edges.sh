@@ -16,7 +16,7 @@
 #     boundaries, id columns and trust of the --from server.  At 397c869
 #     the stale row stayed on plain, a table never converted (its OID lies
 #     in the stale range, checked), so convert_table() refused it there.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 390 3 || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1

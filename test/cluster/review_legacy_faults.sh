@@ -17,7 +17,7 @@
 #     keeps the schema (until --drop-source), then no row of it;
 #   - each server keeps its own shard 0 boundary, and no row of
 #     shardid.legacy_ids names a relation that does not exist.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 394 2 "${LOGICAL[@]}" "wal_retrieve_retry_interval = 200ms" || exit 1
 export TMPDIR="$SHARDID_TMP/tmp"
 mkdir -p "$TMPDIR"

@@ -20,7 +20,7 @@
 # on b.
 # Her code never runs as a superuser (her payload is in her default
 # expressions and triggers of her tables).
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 398 2 || exit 1
 export TMPDIR="$SHARDID_TMP/tmp"
 mkdir -p "$TMPDIR"

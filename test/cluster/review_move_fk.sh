@@ -14,7 +14,7 @@
 # server).
 #   offline a -> b: refused up front, naming table, key, cast and owner;
 #   nothing changed, her code never ran as a superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 210 2 || exit 1
 
 for p in $a $b; do

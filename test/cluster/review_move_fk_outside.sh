@@ -15,7 +15,7 @@
 #   owner (her table's indexes on the --to server are hers to change, so
 #   any such key is refused); nothing changed, her code never ran as a
 #   superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 270 2 || exit 1
 
 for p in $a $b; do

@@ -17,7 +17,7 @@
 #   offline a -> b: the check sees her trigger (which blocks any offline move
 #   into that server, even never fired) and the move fails, undone;
 #   mallory's code never ran as a superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 190 2 || exit 1
 
 for p in $a $b; do

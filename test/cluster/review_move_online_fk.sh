@@ -12,7 +12,7 @@
 # superuser on the --to server). Into 15 the table is refused anyway.
 #   online a -> b: refused up front, naming table, owner and index;
 #   nothing changed, her code never ran as a superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 250 2 "${LOGICAL[@]}" || exit 1
 
 for p in $a $b; do

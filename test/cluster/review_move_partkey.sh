@@ -11,7 +11,7 @@
 # offline with exit status 0 and her f() had run as the superuser (pg_dump
 # and the move's LOCK of the tables opened it); the refusal of partition key
 # expressions covered only online moves into PostgreSQL 15.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 370 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1

@@ -15,7 +15,7 @@
 # on the --to server). PostgreSQL 18 fires the recheck as mallory.
 #   offline a -> b: the check names her constraint, nothing is committed,
 #   mallory's code never runs as a superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 230 2 || exit 1
 
 for p in $a $b; do

@@ -13,7 +13,7 @@
 # superuser (shardid-move at cd63044: mallory superuser on the --to server).
 #   offline a -> b: the move sees the swap before the superuser's rows are
 #   written, fails and is undone; her code never runs as a superuser.
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 290 2 || exit 1
 
 for p in $a $b; do

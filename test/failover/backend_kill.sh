@@ -5,7 +5,7 @@
 # larger than the setting now allows.  The postmaster reinitialises shared
 # memory; inserts afterwards must not repeat an id nor sort before any
 # committed one, in both forms.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 46))
 app_server kill $port "shardid.max_lead_ms = 10000" || exit 1

@@ -8,7 +8,7 @@
 # opens one new millisecond per millisecond of the clock (1.3), so a call
 # may wait at most a millisecond when its shard used up one in less: a few
 # such waits, never an hour's.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 42))
 app_server crash $port "shardid.max_lead_ms = 10000" || exit 1

@@ -4,7 +4,7 @@
 # next_id() refuse, in both forms, with an error that names both epochs and
 # the way out; the ids' epoch survives a crash.  shardid.adopt_epoch() is
 # for superusers only and deliberately starts over under the new epoch.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 44))
 app_server epoch $port || exit 1

@@ -42,9 +42,9 @@
 # succeeded.  Found on 5b1a2d3: tenant_trigger gave a next id below the row
 # just written (a write where only a trigger sets ids read no later key
 # column).
-# shellcheck disable=SC2034  # read by common.bash
+# shellcheck disable=SC2034  # read by test/lib.sh
 SHARDID_PRELOAD=1	# the hooks are in sessions that load the library
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 173))
 app_server x "$port" "shardid.max_lead_ms = 10000" || { fail "server did not start"; finish; }

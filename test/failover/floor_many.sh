@@ -8,7 +8,7 @@
 # floors raised again in one statement, with every floor right.  Reading
 # them under locks held to the end failed with "out of shared memory".
 # doctor() reports the lock table too small for pg_dump of 800 tables.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 75))
 app_server many $port "max_locks_per_transaction = 10" "max_connections = 20" || exit 1

@@ -38,7 +38,7 @@
 # shape, every id b makes after the registration (20,000 per table) sorts
 # after the newest restored (remaining) id of its shard, no insert fails, no
 # id is stored twice, and the floor is that newest id.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 seed=${FLOOR_SEED:-$RANDOM}
 echo "FLOOR_SEED=$seed"

@@ -10,7 +10,7 @@
 # (-m immediate) and the standby promoted, 20,000 new ids all sort after
 # the registered rows, though no id of the shard was made on the primary
 # after the registration.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 primary=$((SHARDID_PORT_BASE + 77))
 standby=$((primary + 1))

@@ -16,7 +16,7 @@
 #     oid that a new database gets again (CREATE DATABASE ... OID, or the
 #     oid counter wrapping) says that the floors of a database this server
 #     never saw are applied.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 181))
 app_server origins $port "max_replication_slots = 2" "max_wal_senders = 0" || { fail "server did not start"; finish; }

@@ -14,7 +14,7 @@
 #    within the ids' time before the step + max_lead_ms + the wall time that
 #    passed + 500 ms.
 # Exit 0: both loops made ids and stayed within those bounds.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 106))
 clock_file="$SHARDID_TMP/lead_behind.clock"

@@ -4,7 +4,7 @@
 # only; calls do not wait for the existing lead to drain, so the ids they
 # return are still ahead of the clock when they return.  (1.1: a one-row
 # INSERT waited the whole lead, 5,948 ms for a lead of 6.6 s.)
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 60))
 app_server lead $port "shardid.max_lead_ms = 10000" || exit 1

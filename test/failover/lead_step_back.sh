@@ -11,7 +11,7 @@
 # first step's readings, 10 s later (about 10,000 waits for the clock).
 # Here the waits stay near the number of milliseconds the ids need, and the
 # shard's lead stays at what the steps made it.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 79))
 offset_file="$SHARDID_TMP/faketime.rc"

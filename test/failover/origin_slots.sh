@@ -5,7 +5,7 @@
 # checkpointed, and on a standby.  (1.1: the primary stopped with
 # "PANIC: could not find free replication state slot", the standby died in
 # redo at the primary's first id.)
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -ge 18 ]; then
 	setting=max_active_replication_origins

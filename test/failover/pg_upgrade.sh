@@ -21,7 +21,7 @@
 # Release 1.2 had no floor: its ids after an upgrade followed the stored
 # rows only when a backend read them at its first id, and never the
 # deleted ones.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 a=$((SHARDID_PORT_BASE + 71))
 b=$((a + 1))

@@ -29,7 +29,7 @@
 #     update to 1.4 creates the origin shardid_floors_<database oid>, which
 #     says "floors applied", without applying them.  Since the update
 #     applies the floors (shardid.apply_floors()), both pass.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 new_config=${SHARDID_PG_CONFIG_NEW:-$PG_CONFIG}
 new_bin=$("$new_config" --bindir)

@@ -9,7 +9,7 @@
 # id, in both forms, without waiting for the clock to catch up (past the
 # lead limit a shard opens one millisecond per millisecond of the clock:
 # a few waits of at most a millisecond, never the 10 s).
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 primary=$((SHARDID_PORT_BASE + 40))
 standby=$((primary + 1))

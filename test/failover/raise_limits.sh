@@ -8,7 +8,7 @@
 # of every database there (every next_id() then failed after a restart).
 # Exit 0: both refusals (messages pinned), the mark unchanged by them, and
 # force => true raising it, with the next id after it.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 48))
 app_server raise $port || exit 1

@@ -36,9 +36,9 @@
 # the database, held by registration to its transaction's end, shared by
 # every step after an index on any table, temporary ones too).  Before
 # ba883c5, index_first left the shard's floor NULL.
-# shellcheck disable=SC2034  # read by common.bash
+# shellcheck disable=SC2034  # read by test/lib.sh
 SHARDID_PRELOAD=1
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 181))
 app_server x "$port" "shardid.max_lead_ms = 10000" "deadlock_timeout = '100ms'" ||

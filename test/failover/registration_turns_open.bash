@@ -21,7 +21,7 @@
 #   stall_schema   CREATE INDEX in a schema whose registration is open waits
 #                  for its commit (lock_timeout = '1s'); pg_locks shows it.
 SHARDID_PRELOAD=1
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 port=$((SHARDID_PORT_BASE + 191))
 app_server x "$port" "shardid.max_lead_ms = 10000" "deadlock_timeout = '100ms'" || { fail "server"; finish; }
 q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }

@@ -24,7 +24,7 @@
 # registry's trigger reads such a table before its rows or index exist, and
 # the index's event trigger (shardid_floor) looks the schema up in the
 # registry before that COPY commits, sees no row, and raises nothing.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port_a=$((SHARDID_PORT_BASE + 141))
 app_server -c +40s a "$port_a" || { fail "server a did not start"; finish; }

@@ -46,7 +46,7 @@
 # whether b crashes (-m immediate) right after the restore, before it made
 # any id, and starts again with its clock 3 s further back: the floor must
 # hold through the durable mark H.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 seed=${RESTORE_SEED:-$RANDOM}
 echo "RESTORE_SEED=$seed"

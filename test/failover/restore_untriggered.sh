@@ -44,7 +44,7 @@
 # rename (a schema renamed to a registered name raises its shard's floor)
 # and schema_data_dt (enabling the registry's triggers again raises every
 # registered shard's floor).
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port_a=$((SHARDID_PORT_BASE + 151))
 app_server -c +40s a "$port_a" || { fail "server a did not start"; finish; }

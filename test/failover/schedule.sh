@@ -57,7 +57,7 @@
 #
 #   SCHEDULE_SEED=n   the seed (default: random; printed)
 #   SCHEDULE_ROUNDS=n rounds (default 3; `make soak` sets more)
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 seed=${SCHEDULE_SEED:-$((RANDOM * 32768 + RANDOM))}
 rounds=${SCHEDULE_ROUNDS:-3}

@@ -5,7 +5,7 @@
 # doctor() names it, with the file, the line, the value and the range, for
 # a superuser; a role that may not read pg_file_settings gets no row and
 # no error.  A corrected file and a reload clear the row.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 175))
 app_server settings $port "shardid.max_lead_ms = 90000" || { fail "server did not start"; finish; }

@@ -32,7 +32,7 @@
 # the shard: the schemas are registered, on b after the restore.  b allows
 # a lead of 60 s, so that it follows the restored ids of a (its clock 3 s
 # ahead, its ids borrowing seconds more).
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 a=$((SHARDID_PORT_BASE + 55))
 b=$((a + 1))

@@ -23,7 +23,7 @@
 # is shared by every backend, so case 3 needed raise_floor() in 1.3 (1.4
 # raises the floor at the rename), and registry_changed() is gone: its
 # refusals are now registry_floor()'s.
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 port=$((SHARDID_PORT_BASE + 70))
 app_server late $port "shardid.max_lead_ms = 10000" || exit 1

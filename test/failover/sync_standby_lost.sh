@@ -17,7 +17,7 @@
 #    is promoted and makes 3M ids of the shard: none equals an id that
 #    session 2 received.  (1.1: session 1's unconfirmed H covered session
 #    2's ids, which the promoted server handed out again.)
-. "$(dirname "$0")/common.bash"
+. "$(dirname "$0")/../lib.sh" failover
 
 primary=$((SHARDID_PORT_BASE + 50))
 standby=$((primary + 1))

@@ -8,8 +8,7 @@
 # shardid-move runs from the package and `man` reads its page; then the
 # package is purged and no file of shardid may remain.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
-. test/packages/lib.bash
+. test/lib.sh packages
 
 uninstall_source_build
 debs=$(tools/deb.sh "$pkg_tmp") || { fail "make deb failed"; finish; }

@@ -6,8 +6,7 @@
 # shardid-move and its man page), a throwaway cluster creates the extension
 # from it, and `pgxn uninstall` removes every file again.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
-. test/packages/lib.bash
+. test/lib.sh packages
 
 uninstall_source_build
 zip=$(tools/dist.sh "$pkg_tmp") || { fail "make dist failed"; finish; }

@@ -13,8 +13,7 @@
 # is kept, as before, but reported with a WARNING saying how it differs.
 # Exit 0: both refusals with their messages, the drift warning, and none of
 # adopter's code ran.
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 
 attacker_setup adopter >/dev/null
 q >/dev/null <<'SQL' || fail "setup"

@@ -16,8 +16,7 @@
 # from 1.3 on, would let app write a floor of its own.)
 # Exit 0: app has no privilege on shardid's tables beyond PUBLIC's, may not
 # execute the superusers' functions, and none of its code ran.
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 q -c "DROP EXTENSION shardid" -c "DROP SCHEMA IF EXISTS shardid" >/dev/null

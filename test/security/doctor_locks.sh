@@ -7,7 +7,7 @@
 # from its template is held the same way (an ALTER TABLE that aligns it,
 # say): the check of template drift, which deparses it, reports it as not
 # compared instead of waiting.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 # a wait becomes a failure of this test, not a hang
 export PGOPTIONS="-c statement_timeout=20s"

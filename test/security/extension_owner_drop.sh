@@ -15,7 +15,7 @@
 # The trusted 1.1 install is made as such an install leaves the catalogs:
 # installed by a superuser, pg_extension.extowner and its owner dependency
 # then given to alice.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 q -c "DROP EXTENSION shardid" -c "DROP SCHEMA IF EXISTS shardid" >/dev/null

@@ -37,8 +37,7 @@
 #    empty partition next to two of 1M rows.  Counted with pg_stat's
 #    idx_scan, never timed.
 SHARDID_TMP=""		# a server of its own
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server floorddl $((SHARDID_PORT_BASE + 171))

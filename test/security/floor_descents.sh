@@ -11,8 +11,7 @@
 # a WARNING naming the table, shardid.stored_ids() shows the column as not
 # read (covered false, no newest id), and doctor() reports it.
 SHARDID_TMP=""
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server descents $((SHARDID_PORT_BASE + 81))

@@ -36,8 +36,7 @@
 # a backend's first id made it skip the table for good.  Exit 0: every
 # attack failed.
 SHARDID_TMP=""		# a server of its own: a successful attack spoils H
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server hostile $((SHARDID_PORT_BASE + 104))

@@ -27,7 +27,7 @@
 #   4. an online move whose initial copy never ends because a CHECK fails
 #      on the --to server names the table and its owner (a superuser's
 #      table: online into PostgreSQL 15 hers would be refused up front).
-. "$(dirname "$0")/../cluster/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 430 2 "${LOGICAL[@]}" || exit 1
 # the test's own sessions are writable and never time out; the moves' are not told
 version=$(on "$a" -c "SHOW server_version_num")

@@ -29,7 +29,7 @@
 #   3. without those tables, a superuser's table whose CHECK and domain use
 #      a superuser's functions moves, offline, and back online.
 # After each: mallory.hits unchanged, mallory no superuser on both servers.
-. "$(dirname "$0")/../cluster/lib.bash"
+. "$(dirname "$0")/../lib.sh" cluster
 move_servers 410 2 "${LOGICAL[@]}" || exit 1
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" escape || exit 1

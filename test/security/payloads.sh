@@ -3,8 +3,7 @@
 # schema that mallory may create in, and every administrative entry point
 # of the extension run over them by a superuser: none of her code runs.
 # (shardid-move's entry points: test/cluster/move_security.sh.)
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 attacker_setup mallory

@@ -9,8 +9,7 @@
 #  - an update from 1.0 after a superuser removed what was in shardid;
 #  - every function, view and procedure of shardid that a superuser may call;
 # and none of her payloads ran (a counter no rollback undoes).
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 
 # This script's own queries must not meet the plants either: an exact
 # match in public beats pg_catalog's inexact one (oid = regnamespace, say)

@@ -10,7 +10,7 @@
 # her as long as she likes; applications that route through the registry
 # stall with them.  Exit 0: her LOCK is refused and a superuser's routing
 # and doctor() answer.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 q -d postgres -c "DO \$\$BEGIN CREATE ROLE carol LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END\$\$"

@@ -15,7 +15,7 @@
 # registered_by names a superuser.  Deletes replicate the same way.
 # Exit 0: the row did not arrive.
 SHARDID_TMP=""		# a server of its own: wal_level = logical, passwords
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 if [ "$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')" -lt 16 ]; then
 	echo "skipped: pg_create_subscription and run_as_owner are PostgreSQL 16+"

@@ -9,7 +9,7 @@
 # Exit 0: with a partition and a child read by an open transaction, each
 # conversion is refused at once (no lock_timeout), and other relations get
 # the refusal's message.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q >/dev/null <<'SQL'
 CREATE SCHEMA cvl;

@@ -10,8 +10,7 @@
 # her function's RESET ROLE fails, and the conversion with it.
 # Exit 0: mallory stays no superuser after each way, and the superuser's
 # search_path is his own after a conversion whose CHECK set it.
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 
 attacker_setup mallory
 

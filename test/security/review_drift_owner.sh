@@ -10,8 +10,7 @@
 # trust) the doctor gives no statements to run, but says whose table it is
 # and to have that role align it (SET ROLE would not do: her function could
 # RESET ROLE).
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 
 attacker_setup mallory
 

@@ -11,8 +11,7 @@
 #    calls her function, which ran as the superuser who ran the fix.
 # A template is a table of a role that may write the shard registry, as
 # create_shards()'s templates are.
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 
 attacker_setup mallory
 

@@ -10,8 +10,7 @@
 # error, and sees what a superuser sees (every column but the two that
 # move with the clock, runway and high_water_ahead_ms), nothing more.
 SHARDID_TMP=""
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 check() {	# check LABEL: reader and the superuser see the same

@@ -13,8 +13,7 @@
 # superuser, citus_tenants has no row of hers, and shard 77's next id in
 # another session is near the clock.
 SHARDID_TMP=""		# a server of its own: a successful attack moves a shard ahead
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server settemp $((SHARDID_PORT_BASE + 72))

@@ -14,8 +14,7 @@
 # everywhere stall as long as she likes (with columns for other shards, all
 # of them).  Exit 0: a superuser's next_id(5) answers within 5 s.
 SHARDID_TMP=""		# a server of its own, in strict mode
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server lockidx $((SHARDID_PORT_BASE + 62))

@@ -20,8 +20,7 @@
 # fails when H, or the ids of another shard after a restart, end up more
 # than an hour ahead of the clock.  Exit 0: the attack failed.
 SHARDID_TMP=""		# a server of its own: a successful attack spoils H
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server ratchet $((SHARDID_PORT_BASE + 61))

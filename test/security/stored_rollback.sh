@@ -22,8 +22,7 @@
 # Exit 0: H stays within an hour of the clock, only the committed id is
 # reported, and shard 5's ids stay near the clock.
 SHARDID_TMP=""		# a server of its own: a successful attack spoils H
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 
 strict_server rollback $((SHARDID_PORT_BASE + 69))

@@ -19,8 +19,7 @@
 # operator stays.  (With schema shardid hers under 1.1, the update to 1.2
 # even succeeds: nothing after section 0 looks again.)  Exit 0: none of
 # her code ran and no object of hers is left in schema shardid.
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 
 q -c "DROP EXTENSION shardid" -c "DROP SCHEMA IF EXISTS shardid" >/dev/null

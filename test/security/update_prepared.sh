@@ -14,8 +14,7 @@
 # refuses while the schema is hers, while her prepared transaction is
 # pending, and while her function is in the schema.
 SHARDID_TMP=""		# a server of its own, with prepared transactions
-. "$(dirname "$0")/../lib_script.sh"
-. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/../lib.sh" servers
 chmod 777 "$SHARDID_TMP"
 export PGOPTIONS="-c search_path=pg_catalog,pg_temp"
 

@@ -21,7 +21,7 @@
 # Prints its seed: WRONG_CALLS_SEED=N repeats a run, WRONG_CALLS=N sets the
 # number of calls (default 300; a few seconds).  Exit 1 when any call broke
 # the rules, naming the call and what it printed.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 seed=${WRONG_CALLS_SEED:-$(( ($(date +%s%N) / 1000) % 1000000 ))}
 calls=${WRONG_CALLS:-300}

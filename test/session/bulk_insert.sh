@@ -3,7 +3,7 @@
 # shardid.next_id(5, nextval('s5.t_id_seq')) succeeds, with all ids distinct
 # and in shard 5.  A plain C port of the 2011 function fails this with a
 # duplicate key as soon as 1024 rows land in one millisecond.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q <<'SQL'
 CREATE SCHEMA s5;

@@ -5,7 +5,7 @@
 # `make installcheck` passes on a server that sets its own; the default's
 # literal values are checked here: SHOW, info(), decoding, min_id()/max_id()
 # at both ends, their errors, and the doctor's "epoch not set" row in full.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 row() { q -F' | ' -c "SET timezone = 'UTC'" -c "SET datestyle = 'ISO, YMD'" -c "$1" 2>&1; }
 

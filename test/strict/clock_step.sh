@@ -3,7 +3,7 @@
 # sessions (5 ms steps within a batch, then 10 s), with the server running under libfaketime:
 # no id repeats, each batch sorts after the one before, no call hangs,
 # and shardid.info() reports the step.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 need_faketime
 

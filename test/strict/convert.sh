@@ -6,7 +6,7 @@
 # above it is of shard 7.  Then pg_dump | psql into a new database carries
 # the boundary: the old ids are still legacy and route nowhere, the new
 # ones route to their schema.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q <<'SQL'
 CREATE SCHEMA cv;

@@ -4,7 +4,7 @@
 # the restart sorts after every id made before it, so none repeats.  Shared
 # memory is set up anew at start, so this holds only because every shard is
 # re-seeded past the largest lead (shardid.max_lead_ms).
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q >/dev/null <<'SQL'
 ALTER SYSTEM SET shardid.max_lead_ms = 10000;

@@ -5,7 +5,7 @@
 # decode as before, the shard registry and the schema's owner and
 # privileges carried, and inserts go on with no duplicate and sorting after
 # every restored id.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 src_db=$PGDATABASE
 src_port=$PGPORT

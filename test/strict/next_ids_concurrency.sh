@@ -6,7 +6,7 @@
 # 2 pgbench clients insert next_ids(15, 5000), 2 insert 2000 next_id(15)
 # each, into one table with a primary key on id; every row also records
 # clock_timestamp(), read after its id was made.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q >/dev/null <<'SQL'
 ALTER SYSTEM SET shardid.max_lead_ms = 5;

@@ -3,7 +3,7 @@
 # into one shard table: no duplicate key, all 640,000 rows present.  Once
 # with the sequence DEFAULT, once with the sequence-free DEFAULT.  The 2011
 # function, or a per-session guard, fails this with duplicate keys.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 q <<'SQL'
 CREATE SCHEMA s3;

@@ -10,7 +10,7 @@
 # next millisecond whenever it is not greater than the last one uses several
 # times as many (about 1 ms per 290 ids with 8 clients).  The same for the
 # sequence-free DEFAULT, which has always used the shard's counter.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 
 need_faketime
 

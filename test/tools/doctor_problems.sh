@@ -9,7 +9,7 @@
 # doc/*.md whose first column is "problem"; each of their rows names one
 # problem, in backquotes, in its first cell.  No problem may begin a row of
 # any other table either.  No server.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 cd "$(dirname "$0")/../.." || exit 1
 
 python3 - src/sql/shardid.sql README.md doc/*.md <<'PY' || fail "the doctor's problems and their table differ (above)"

@@ -11,7 +11,7 @@
 # epoch).  Needs the extension installed into the server PG_CONFIG names
 # (make install; test/run.sh's caller does).
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 
 port=$((SHARDID_PORT_BASE + 7))
 cluster_init epoch "$port" "shared_preload_libraries = 'shardid'" \

@@ -4,7 +4,7 @@
 # file (GitHub's anchors: lower case, punctuation dropped, spaces as
 # hyphens, a repeated heading numbered).  Links in code are not links.
 # No server.
-. "$(dirname "$0")/../lib_script.sh"
+. "$(dirname "$0")/../lib.sh" servers
 cd "$(dirname "$0")/../.." || exit 1
 
 python3 - README.md CHANGELOG.md doc/*.md <<'PY' || fail "broken links (above)"

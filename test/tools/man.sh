@@ -10,7 +10,7 @@
 # options is refused.  Needs the build of PG_CONFIG's server (`make test`
 # builds and installs first), groff and man-db; no server.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 
 make -s -C src/move PG_CONFIG="$PG_CONFIG" shardid-move.1 >/dev/null || { fail "make could not build src/move/shardid-move.1"; finish; }
 page=src/move/shardid-move.1

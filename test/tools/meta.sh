@@ -4,7 +4,7 @@
 # without root or a server; and the checker refuses what the spec refuses:
 # copies of META.json each with one fault.  Needs python3.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 
 out=$(python3 test/packages/meta_spec.py .) || fail "META.json does not meet PGXN's Meta Spec: $out"
 

@@ -9,7 +9,7 @@
 # downloads the real 17.11 tarball (22 MB) and gives it a wrong hash.
 # Needs root and Debian's archive, as the build itself does.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 [ "$(id -u)" = 0 ] || { echo "skipped: tools/pg/build.sh runs as root"; exit 77; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardid-pgbuild.XXXXXX")

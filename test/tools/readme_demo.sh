@@ -6,7 +6,7 @@
 # Setup sets shardid.epoch with statements the demo shows.  Runs
 # tools/demo.sh against the server PG_CONFIG names, with shardid installed.
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 
 PG_CONFIG=$PG_CONFIG tools/demo.sh >"$SHARDID_TMP/demo.out" 2>&1 || {
 	cat "$SHARDID_TMP/demo.out"

@@ -15,7 +15,7 @@
 # and that no file holds a merge's conflict markers.
 # Needs python3 and dpkg-parsechangelog (dpkg-dev).
 cd "$(dirname "$0")/../.." || exit 1
-. test/lib_script.sh
+. test/lib.sh servers
 
 control=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" shardid.control)
 [ -n "$control" ] || fail "no default_version in shardid.control"
