@@ -304,10 +304,18 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 	{
 		int64		newest;
 
+		/*
+		 * The tables the previous row of this transaction read: that row is
+		 * in place now (a BEFORE ROW trigger keeps COPY from batching rows),
+		 * so a step that reads one of them finds it (see registration_turn())
+		 */
+		shardid_stored_let_go();
 		/* registration's turn, to the end of the transaction (see registration_turn()) */
 		registration_lock(RelationGetRelid(rel), nsp);
+		shardid_stored_keep_locks(true);
 		columns = shardid_stored_read(shard, nsp, shardid_stored_bound(shard),
 									  GetUserId());
+		shardid_stored_keep_locks(false);
 		newest = newest_of(shard, columns);
 		floor_id = Max(floor_id, newest);
 	}
@@ -566,6 +574,13 @@ namespaces_up(Oid relid)
  * does not wait (the registry's trigger, which holds the lock, may be
  * waiting for that table: a deadlock): a trigger that has not read that
  * table yet can only read it after this transaction, and sees all of it.
+ * One that has read it holds on to it (ACCESS SHARE) until its row is in
+ * place, which the step's look-up sees (registered_shard_dirty()): the
+ * tables of a row's schema stay locked until the trigger fires for the
+ * next row of the transaction, or to its end, so that a registration of
+ * thousands of schemas holds the locks of one schema's tables at a time.
+ * Without that, a key added to a table that the trigger had read, while it
+ * read the schema's other tables, would be seen by neither.
  */
 static int	schema_locks_taken = 0;
 static bool schema_locks_callback = false;

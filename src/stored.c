@@ -64,6 +64,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
@@ -87,7 +88,9 @@
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -592,8 +595,88 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool full,
 }
 
 /*
+ * The tables a registration read, locked until the next registration of the
+ * same transaction (shardid_stored_keep_next()); see floor.c's
+ * registration_lock().  Their extra lock is the top transaction's (its
+ * resource owner), so that a subtransaction that ends meanwhile (a
+ * register_shard() in a PL/pgSQL block with an EXCEPTION clause) neither
+ * takes it along nor leaves it owned by nobody who lets go of it.
+ */
+static bool keep_locks = false;
+static List *kept_locks = NIL;	/* in TopTransactionContext */
+static bool kept_callback = false;
+
+static void
+kept_reset(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_PREPARE)
+	{
+		keep_locks = false;
+		kept_locks = NIL;		/* freed with TopTransactionContext */
+	}
+}
+
+/* an error in a subtransaction ends the keeping (the list stays) */
+static void
+kept_reset_sub(SubXactEvent event, SubTransactionId mySubid,
+			   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		keep_locks = false;
+}
+
+/*
+ * keep: the tables the next reads lock stay locked (ACCESS SHARE) until
+ * shardid_stored_let_go(); false: reads let go of them at once again
+ */
+void
+shardid_stored_keep_locks(bool keep)
+{
+	if (!kept_callback)
+	{
+		RegisterXactCallback(kept_reset, NULL);
+		RegisterSubXactCallback(kept_reset_sub, NULL);
+		kept_callback = true;
+	}
+	keep_locks = keep;
+}
+
+/* let go of the tables kept (shardid_stored_keep_locks()) */
+void
+shardid_stored_let_go(void)
+{
+	ResourceOwner save = CurrentResourceOwner;
+	ListCell   *lc;
+
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	foreach(lc, kept_locks)
+		UnlockRelationOid(lfirst_oid(lc), AccessShareLock);
+	CurrentResourceOwner = save;
+	list_free(kept_locks);
+	kept_locks = NIL;
+}
+
+/* keep relid locked in the top transaction's name (the caller holds it) */
+static void
+keep_lock(Oid relid)
+{
+	ResourceOwner save = CurrentResourceOwner;
+	MemoryContext old;
+
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	LockRelationOid(relid, AccessShareLock);	/* held already: no wait */
+	CurrentResourceOwner = save;
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	kept_locks = lappend_oid(kept_locks, relid);
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Read table relid and every table that inherits from it (not those in
- * *seen) into *out, and let go of their locks.
+ * *seen) into *out, and let go of their locks (but keep them, as the top
+ * transaction's, while shardid_stored_keep_locks() says so).
  */
 static void
 read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
@@ -643,7 +726,11 @@ read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
 	 * those of the DDL that fired the event trigger, stay.)
 	 */
 	foreach(fc, family)
+	{
+		if (keep_locks)
+			keep_lock(lfirst_oid(fc));
 		UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
+	}
 	list_free(family);
 }
 

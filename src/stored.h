@@ -30,6 +30,8 @@ typedef struct ShardidStoredColumn
 extern Oid	shardid_registry_relid(void);
 extern int64 shardid_stored_bound(int32 shard);
 extern List *shardid_stored_schema_tables(Oid nspid);
+extern void shardid_stored_keep_locks(bool keep);
+extern void shardid_stored_let_go(void);
 extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound,
 								 Oid reader);
 extern List *shardid_stored_read_table(Oid relid, int32 shard, int64 bound);

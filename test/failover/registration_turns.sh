@@ -19,6 +19,11 @@
 #   other_register the same, the registration by register_shard() of two
 #                  schemas in one transaction, the first one registered
 #   same_schema    the same, the index built on another table of s1
+#   key_after_read the registry's row written for schema s6 (pg_restore's
+#                  COPY) reads s6.b, which has no key yet, then waits for
+#                  s6.a, which a transaction holds (ALTER TABLE); a third
+#                  session adds s6.b's PRIMARY KEY meanwhile: it waits for
+#                  the registration's row, then reads s6.b through its key
 #   upgrade        two transactions each build an index in public, then
 #                  each registers a schema of its own
 #   write_then_ddl a registration in an open transaction, an INSERT of an
@@ -35,7 +40,10 @@
 # "canceling statement due to lock timeout" (one lock for every schema of
 # the database, held by registration to its transaction's end, shared by
 # every step after an index on any table, temporary ones too).  Before
-# ba883c5, index_first left the shard's floor NULL.
+# ba883c5, index_first left the shard's floor NULL; before a registration
+# kept the locks of the tables it read until its row was in place,
+# key_after_read did (the third session's step, which holds ACCESS
+# EXCLUSIVE on s6.b, went on before the row was written).
 # shellcheck disable=SC2034  # read by test/lib.sh
 SHARDID_PRELOAD=1
 . "$(dirname "$0")/../lib.sh" failover
@@ -80,6 +88,8 @@ CREATE SCHEMA s1d; CREATE TABLE s1d.a (id bigint PRIMARY KEY, v int); CREATE TAB
 CREATE SCHEMA s2a; CREATE SCHEMA s2b;
 CREATE SCHEMA s3; CREATE TABLE s3.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(3), v int);
 CREATE SCHEMA s4;
+CREATE SCHEMA s6; CREATE TABLE s6.b (id bigint NOT NULL, v int); CREATE TABLE s6.a (id bigint PRIMARY KEY, v int);
+INSERT INTO s6.b VALUES (public.ahead(6, 8000), 1);
 SQL
 
 # session NAME SQL: SQL in the background, its output in $SHARDID_TMP/NAME.out
@@ -96,6 +106,7 @@ clean() {
 	done
 }
 holds() { [ "$(q_at "$port" -c "SELECT public.holds('$1', '$2')")" = t ]; }
+waits_for() { [ "$(q_at "$port" -c "SELECT public.waits('$1')")" = t ]; }
 
 echo "== index_first"
 session i0 "BEGIN; CREATE INDEX ON s0.t (id); SELECT public.await('SELECT public.waits(NULL) OR EXISTS (SELECT FROM public.gate WHERE name = ''r0'')'); COMMIT"
@@ -128,6 +139,19 @@ wait_until "d1d's ALTER TABLE" holds s1d.a AccessExclusiveLock
 session r1d "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (13, 's1d')"
 wait
 clean d1d r1d
+
+echo "== key_after_read"
+session a6 "BEGIN; ALTER TABLE s6.a ADD COLUMN c int; SELECT public.await('SELECT public.waits(''s6.b'') OR EXISTS (SELECT FROM public.gate WHERE name = ''b6'')'); COMMIT"
+wait_until "a6's ALTER TABLE" holds s6.a AccessExclusiveLock
+session r6 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (6, 's6')"
+wait_until "r6 waiting for s6.a" waits_for s6.a
+session b6 "ALTER TABLE s6.b ADD PRIMARY KEY (id)"
+wait $!
+q_at "$port" -c "INSERT INTO public.gate VALUES ('b6')" >/dev/null
+wait
+clean a6 r6 b6
+expect "$(q_at "$port" -c "SELECT shardid.next_id(6) > (SELECT max(id) FROM s6.b)")" = t \
+	"key_after_read: the next id of shard 6 sorts after the id of s6.b"
 
 echo "== upgrade"
 # each registers once the other holds its index, or has registered (and committed)
