@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Not part of the suite (test/run.sh runs *.sh): interleavings of
-# registration and the floor step that registration_turns.sh does not hold (its key_after_read was here until
-# registration kept the locks of the tables it read),
-# kept to reproduce them.  Prints what happens; run as
+# registration and the floor step that registration_turns.sh does not hold
+# (its key_after_read was here until registration kept the locks of the
+# tables it read), kept to reproduce them.  Prints what happens; run as
 #   PG_CONFIG=... bash test/failover/registration_turns_open.bash
 #   upgrade_schema two transactions build an index in schema s2; one then
 #                  registers s2 (waits for the other's index), the other
