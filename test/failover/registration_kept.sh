@@ -13,6 +13,8 @@
 #                        covers s6.a's id, which is ahead of the clock
 #   migrate_during_read  the same, the transaction's second statement an
 #                        ADD COLUMN of s7.a
+#   partition_during_read  the same, the table held (LOCK TABLE) a
+#                        partition of s18.p, s18.a altered after
 #   held_open            register_shard() in a transaction that stays open:
 #                        another session's ALTER TABLE of a table of that
 #                        schema does not wait for it (lock_timeout = '1s')
@@ -31,11 +33,12 @@
 #                        holds the 3 tables of its own schema (a probe, a
 #                        later BEFORE ROW trigger, counts them), none after
 #                        the statement
-# Found on 3761e49: key_during_read and migrate_during_read ended in
-# "deadlock detected" (the registration held s6.a, s7.a while it waited for
-# s6.b, s7.b), held_open and prepared in "canceling statement due to lock
-# timeout" (the last schema's tables kept to the transaction's end), many
-# with 3 locks kept after each statement.  Before 3761e49, key_during_read
+# Found on 3761e49: key_during_read, migrate_during_read and
+# partition_during_read ended in "deadlock detected" (the registration
+# held s6.a, s7.a, s18.a while it waited for the other table), held_open
+# and prepared in "canceling statement due to lock timeout" (the last
+# schema's tables kept to the transaction's end), savepoints,
+# error_in_trigger and many with locks kept after the statements.  Before 3761e49, key_during_read
 # left shard 6's floor NULL (the key's step ran before the row existed, the
 # trigger had read s6.a before the key).
 # shellcheck disable=SC2034  # read by test/lib.sh
@@ -74,6 +77,10 @@ INSERT INTO s6.a VALUES (public.ahead(6, 8000), 1);
 DO $$ BEGIN FOR s IN 7..17 LOOP
   EXECUTE format('CREATE SCHEMA s%s; CREATE TABLE s%s.a (id bigint PRIMARY KEY, v int); CREATE TABLE s%s.b (id bigint PRIMARY KEY, v int)', s, s, s);
 END LOOP; END $$;
+CREATE SCHEMA s18; CREATE TABLE s18.a (id bigint PRIMARY KEY, v int);
+CREATE TABLE s18.p (id bigint NOT NULL, v int) PARTITION BY RANGE (v);
+CREATE TABLE s18.p1 PARTITION OF s18.p FOR VALUES FROM (0) TO (10);
+CREATE TABLE s18.p2 PARTITION OF s18.p FOR VALUES FROM (10) TO (20);
 DO $$ BEGIN FOR s IN 100..599 LOOP
   EXECUTE format('CREATE SCHEMA m%s; CREATE TABLE m%s.a (id bigint PRIMARY KEY); CREATE TABLE m%s.b (id bigint PRIMARY KEY); CREATE TABLE m%s.c (id bigint PRIMARY KEY)', s, s, s, s);
 END LOOP; END $$;
@@ -113,6 +120,13 @@ wait_until "d7's ALTER TABLE" holds s7.b AccessExclusiveLock
 session r7 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (7, 's7')"
 wait
 clean d7 r7
+
+echo "== partition_during_read"
+session d18 "BEGIN; LOCK TABLE s18.p2 IN ACCESS EXCLUSIVE MODE; SELECT public.await('SELECT public.waits(''s18.p2'')'); ALTER TABLE s18.a ADD COLUMN d int; COMMIT"
+wait_until "d18's ALTER TABLE" holds s18.p2 AccessExclusiveLock
+session r18 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (18, 's18')"
+wait
+clean d18 r18
 
 echo "== held_open"
 session r8 "BEGIN; SELECT shardid.register_shard(8, 's8'); SELECT public.await('SELECT EXISTS (SELECT FROM public.gate WHERE name = ''r8'')'); COMMIT"
