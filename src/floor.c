@@ -305,9 +305,9 @@ shardid_registry_floor(PG_FUNCTION_ARGS)
 		int64		newest;
 
 		/*
-		 * The tables the previous row of this transaction read: that row is
-		 * in place now (a BEFORE ROW trigger keeps COPY from batching rows),
-		 * so a step that reads one of them finds it (see registration_turn())
+		 * The tables the previous row of this statement read: that row is in
+		 * place now (a BEFORE ROW trigger keeps COPY from batching rows), so
+		 * a step that reads one of them finds it (see registration_turn())
 		 */
 		shardid_stored_let_go();
 		/* registration's turn, to the end of the transaction (see registration_turn()) */
@@ -577,10 +577,15 @@ namespaces_up(Oid relid)
  * One that has read it holds on to it (ACCESS SHARE) until its row is in
  * place, which the step's look-up sees (registered_shard_dirty()): the
  * tables of a row's schema stay locked until the trigger fires for the
- * next row of the transaction, or to its end, so that a registration of
- * thousands of schemas holds the locks of one schema's tables at a time.
- * Without that, a key added to a table that the trigger had read, while it
- * read the schema's other tables, would be seen by neither.
+ * next row, or the statement that writes the rows ends (floor_executor_end(),
+ * floor_process_utility(); else the transaction's end), so that a
+ * registration of thousands of schemas holds the locks of one schema's
+ * tables at a time, and a transaction that goes on after register_shard()
+ * holds none.  Without that, a key added to a table that the trigger had
+ * read, while it read the schema's other tables, would be seen by neither.
+ * A trigger that must wait for a table lets go of those it kept first, and
+ * reads the schema again after (stored.c, read_family()): the transaction
+ * it waits for may go on to alter one of the tables read.
  */
 static int	schema_locks_taken = 0;
 static bool schema_locks_callback = false;
@@ -1742,6 +1747,21 @@ static void
 floor_executor_end(QueryDesc *queryDesc)
 {
 	ListCell   *lc;
+	bool		registry_written = false;
+
+	/*
+	 * A statement that wrote the registry's rows has them in place now: the
+	 * tables its trigger kept locked (shardid_stored_keep_locks()) need not
+	 * wait for the next row or the transaction's end (a transaction that
+	 * goes on after register_shard(), a prepared one).  Another statement's
+	 * end (registry_guard's queries, run between a row's triggers) lets go
+	 * of nothing.
+	 */
+	if (shardid_stored_kept())
+		foreach(lc, queryDesc->estate->es_opened_result_relations)
+			if (RelationGetRelid(((ResultRelInfo *) lfirst(lc))->ri_RelationDesc) ==
+				registry_relid())
+				registry_written = true;
 
 	foreach(lc, pending_writes)
 	{
@@ -1782,6 +1802,8 @@ floor_executor_end(QueryDesc *queryDesc)
 		prev_executor_end(queryDesc);
 	else
 		standard_ExecutorEnd(queryDesc);
+	if (registry_written)
+		shardid_stored_let_go();
 }
 
 /* COPY FROM into a table, with its id column among the columns copied */
@@ -1808,7 +1830,13 @@ floor_process_utility(PlannedStmt *pstmt, const char *queryString,
 	if (!IsA(parsetree, CopyStmt))
 		return;
 	copy = (CopyStmt *) parsetree;
-	if (!copy->is_from || copy->relation == NULL || IsBinaryUpgrade)
+	if (!copy->is_from || copy->relation == NULL)
+		return;
+	/* a COPY of the registry's rows has them all in place: see above */
+	if (shardid_stored_kept() &&
+		RangeVarGetRelid(copy->relation, NoLock, true) == registry_relid())
+		shardid_stored_let_go();
+	if (IsBinaryUpgrade)
 		return;
 	shardid_shared_attach();
 	if (shardid_shared_kind() == SHARDID_SHARED_NONE || !next_id_present())

@@ -595,12 +595,13 @@ read_table(Relation rel, int32 shard, int64 bound, bool beyond, bool full,
 }
 
 /*
- * The tables a registration read, locked until the next registration of the
- * same transaction (shardid_stored_keep_next()); see floor.c's
- * registration_lock().  Their extra lock is the top transaction's (its
- * resource owner), so that a subtransaction that ends meanwhile (a
- * register_shard() in a PL/pgSQL block with an EXCEPTION clause) neither
- * takes it along nor leaves it owned by nobody who lets go of it.
+ * The tables a registration read, locked until the next registration, or
+ * the end of the statement that wrote its row (shardid_stored_let_go());
+ * see floor.c's registration_lock().  Their extra lock is the top
+ * transaction's (its resource owner), so that a subtransaction that ends
+ * meanwhile (a register_shard() in a PL/pgSQL block with an EXCEPTION
+ * clause) neither takes it along nor leaves it owned by nobody who lets go
+ * of it.
  */
 static bool keep_locks = false;
 static List *kept_locks = NIL;	/* in TopTransactionContext */
@@ -643,6 +644,13 @@ shardid_stored_keep_locks(bool keep)
 	keep_locks = keep;
 }
 
+/* whether tables are kept (shardid_stored_keep_locks()) */
+bool
+shardid_stored_kept(void)
+{
+	return kept_locks != NIL;
+}
+
 /* let go of the tables kept (shardid_stored_keep_locks()) */
 void
 shardid_stored_let_go(void)
@@ -674,23 +682,70 @@ keep_lock(Oid relid)
 }
 
 /*
- * Read table relid and every table that inherits from it (not those in
- * *seen) into *out, and let go of their locks (but keep them, as the top
- * transaction's, while shardid_stored_keep_locks() says so).
+ * Wait for relid's ACCESS SHARE lock, which another session holds in a
+ * conflicting mode, holding none of the tables this read has locked so far
+ * (family, the first `locked` of them, and those kept): a transaction that
+ * holds relid may go on to alter one of the tables read (a migration of the
+ * schema's tables in one transaction), and would wait for them.  The caller
+ * reads the schema again from the start.
  */
 static void
+wait_unlocked(Oid relid, List *family, int locked)
+{
+	ListCell   *fc;
+
+	foreach(fc, family)
+	{
+		if (foreach_current_index(fc) >= locked)
+			break;
+		UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
+	}
+	shardid_stored_let_go();
+	LockRelationOid(relid, AccessShareLock);
+	UnlockRelationOid(relid, AccessShareLock);
+}
+
+/*
+ * Read table relid and every table that inherits from it (not those in
+ * *seen) into *out, and let go of their locks (but keep them, as the top
+ * transaction's, while shardid_stored_keep_locks() says so).  Returns false
+ * where, keeping locks, it had to wait for one (wait_unlocked()): it read
+ * nothing then, and let go of the tables kept.
+ */
+static bool
 read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
 {
 	List	   *family;
 	ListCell   *fc;
 
-	LockRelationOid(relid, AccessShareLock);
+	if (!keep_locks)
+		LockRelationOid(relid, AccessShareLock);
+	else if (!ConditionalLockRelationOid(relid, AccessShareLock))
+	{
+		wait_unlocked(relid, NIL, 0);
+		return false;
+	}
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 	{
 		UnlockRelationOid(relid, AccessShareLock);
-		return;					/* dropped meanwhile */
+		return true;			/* dropped meanwhile */
 	}
-	family = find_all_inheritors(relid, AccessShareLock, NULL);
+	if (!keep_locks)
+		family = find_all_inheritors(relid, AccessShareLock, NULL);
+	else
+	{
+		/* the same, without waiting (a child dropped meanwhile: see below) */
+		family = find_all_inheritors(relid, NoLock, NULL);
+		for_each_from(fc, family, 1)
+		{
+			if (!ConditionalLockRelationOid(lfirst_oid(fc), AccessShareLock))
+			{
+				wait_unlocked(lfirst_oid(fc), family, foreach_current_index(fc));
+				list_free(family);
+				return false;
+			}
+		}
+	}
 	foreach(fc, family)
 	{
 		Oid			member = lfirst_oid(fc);
@@ -732,6 +787,7 @@ read_family(Oid relid, int32 shard, int64 bound, List **seen, List **out)
 		UnlockRelationOid(lfirst_oid(fc), AccessShareLock);
 	}
 	list_free(family);
+	return true;
 }
 
 /*
@@ -806,10 +862,15 @@ shardid_stored_schema_tables(Oid nspid)
 List *
 shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
 {
-	List	   *tables = shardid_stored_schema_tables(nspid);
-	List	   *seen = NIL;
-	List	   *out = NIL;
+	List	   *tables;
+	List	   *seen;
+	List	   *out;
 	ListCell   *lc;
+
+again:
+	tables = shardid_stored_schema_tables(nspid);
+	seen = NIL;
+	out = NIL;
 
 	/*
 	 * Reading ids is reading rows: a reader who is no superuser (a role
@@ -839,7 +900,14 @@ shardid_stored_read(int32 shard, Oid nspid, int64 bound, Oid reader)
 		/* a child of a table of the schema is read with its parent */
 		if (parent_among(relid, tables))
 			continue;
-		read_family(relid, shard, bound, &seen, &out);
+		if (!read_family(relid, shard, bound, &seen, &out))
+		{
+			/* it waited (keeping locks): all again, as they are now */
+			list_free(tables);
+			list_free(seen);
+			list_free(out);
+			goto again;
+		}
 	}
 	list_free(tables);
 	list_free(seen);
@@ -859,7 +927,7 @@ shardid_stored_read_table(Oid relid, int32 shard, int64 bound)
 	List	   *seen = NIL;
 	List	   *out = NIL;
 
-	read_family(relid, shard, bound, &seen, &out);
+	(void) read_family(relid, shard, bound, &seen, &out);
 	list_free(seen);
 	return out;
 }

@@ -31,6 +31,7 @@ extern Oid	shardid_registry_relid(void);
 extern int64 shardid_stored_bound(int32 shard);
 extern List *shardid_stored_schema_tables(Oid nspid);
 extern void shardid_stored_keep_locks(bool keep);
+extern bool shardid_stored_kept(void);
 extern void shardid_stored_let_go(void);
 extern List *shardid_stored_read(int32 shard, Oid nspid, int64 bound,
 								 Oid reader);
