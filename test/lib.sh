@@ -81,10 +81,37 @@ else
 	SHARDID_TMP=$(mktemp -d "${TMPDIR:-/tmp}/shardid.XXXXXX")
 	chmod 755 "$SHARDID_TMP"
 fi
-# a private port per run, so parallel runs and a local server do not clash;
-# a script uses ports within 200 of it (test/run.sh's job pool sets it per
-# slot, 200 apart)
-SHARDID_PORT_BASE=${SHARDID_PORT_BASE:-$((20000 + $$ % 20000))}
+# SHARDID_PORT_BASE: the first port of this run's servers.  A script keeps
+# its ports below SHARDID_PORT_BASE + 1000 (test/tools/ports.sh checks the
+# scripts; test/run.sh's job pool gives each slot a base 1000 above the
+# last).  Unless given, a block of SHARDID_PORT_BLOCKS (default 1) times
+# 1000 ports from 20000 up that no other run on this machine holds: a lock
+# file per 1000 ports in ${TMPDIR:-/tmp}, held (flock) while this shell and
+# what it starts run, servers included, so that runs side by side never
+# take each other's ports.
+shardid_ports() {
+	local want=${SHARDID_PORT_BLOCKS:-1} n i f fd fds
+	for ((n = 0; n + want <= 40; n++)); do
+		fds=()
+		for ((i = n; i < n + want; i++)); do
+			f="${TMPDIR:-/tmp}/shardid-ports-$i.lock"
+			[ -e "$f" ] || { : >>"$f" && chmod 666 "$f"; } 2>/dev/null
+			exec {fd}<"$f" 2>/dev/null || break
+			if ! flock -n "$fd"; then
+				exec {fd}<&-
+				break
+			fi
+			fds+=("$fd")
+		done
+		if [ ${#fds[@]} = "$want" ]; then
+			SHARDID_PORT_BASE=$((20000 + 1000 * n))
+			return
+		fi
+		for fd in "${fds[@]}"; do exec {fd}<&-; done
+	done
+	SHARDID_PORT_BASE=$((20000 + $$ % 20000))	# every block held: by chance
+}
+[ -n "${SHARDID_PORT_BASE:-}" ] || shardid_ports
 
 if [ "$(id -u)" = 0 ]; then
 	[ $shardid_owner = 1 ] && chown postgres: "$SHARDID_TMP"

@@ -46,13 +46,18 @@
 # ..." leaves out the parts that match any pattern.  SHARDID_JOBS (default
 # 2) is how many scripts of OWN_SERVERS, and the sanitizer run, run at a
 # time: each in its own directory, on its own ports (SHARDID_PORT_BASE, the
-# runner's plus 200 per slot: a script keeps its ports within 200 of its
+# runner's plus 1000 per slot: a script keeps its ports within 1000 of its
 # base), its output printed in the order of the list; SHARDID_JOBS=1 runs
 # them one by one.  FUZZ_SECONDS sets the fuzzing time (default 60).
 # `make installcheck` runs the mode's suite and sql/ against a running
 # server, whatever its shardid.epoch (doc/development.md;
 # test/tools/installcheck_epoch.sh checks it).
 cd "$(dirname "$0")/.." || exit 1
+# the ports of the runner's server and of each slot of the job pool
+case ${SHARDID_JOBS:-2} in
+'' | *[!0-9]*) SHARDID_PORT_BLOCKS=2 ;;
+*) SHARDID_PORT_BLOCKS=$((${SHARDID_JOBS:-2} + 1)) ;;
+esac
 . test/lib.sh servers
 
 # Scripts by the server they need: directories (each *.sh in it) or single
@@ -185,11 +190,11 @@ header() {
 # SHARDID_JOBS at a time.  One at a time, each runs as own_server_scripts
 # runs it.  Several at a time (the job pool): each gets its own directory
 # (SHARDID_TMP empty, as above) and its own ports, SHARDID_PORT_BASE set to
-# the runner's plus 200 times its slot (1 to SHARDID_JOBS; a script's ports
-# lie within 200 of its base), its output goes to a file, and the parts are
-# printed, recorded and timed in the order given, as if run one by one; the
-# slow ones of FIRST start first, so that no long script is left running
-# alone at the end.
+# the runner's plus 1000 times its slot (1 to SHARDID_JOBS; a script's ports
+# lie within 1000 of its base: test/tools/ports.sh), its output goes to a
+# file, and the parts are printed, recorded and timed in the order given,
+# as if run one by one; the slow ones of FIRST start first, so that no long
+# script is left running alone at the end.
 declare -A pool_slot=()	# the running parts: pid (and process group) -> slot
 pool_stop() {	# at exit: stop the running parts, which stop their servers
 	local pid
@@ -241,7 +246,7 @@ parts() {
 			set -m	# in a process group of its own, which pool_stop ends
 			(
 				start=$(date +%s)
-				SHARDID_TMP="" SHARDID_PORT_BASE=$((SHARDID_PORT_BASE + 200 * slot)) \
+				SHARDID_TMP="" SHARDID_PORT_BASE=$((SHARDID_PORT_BASE + 1000 * slot)) \
 					bash "${scripts[i]}" </dev/null >"$dir/$i.out" 2>&1
 				echo "$? $(($(date +%s) - start))" >"$dir/$i.rc.tmp"
 				mv "$dir/$i.rc.tmp" "$dir/$i.rc"
