@@ -24,11 +24,10 @@
  * do not filter her reads; her code can neither take the name of the next
  * function nor drop it).
  *
- * Offline, on a resumed move and online into PostgreSQL 15 (whose copy the
- * superuser holds while the subscription applies), the verification hashes
- * every row.  An online move hashes every row before the freeze, each
- * server under a snapshot X that a session of its own exports and keeps
- * (holding no lock), and in the freeze only the row versions written or
+ * Offline and on a resumed move, the verification hashes every row.  An
+ * online move hashes every row before the freeze, each server under a
+ * snapshot X that a session of its own exports and keeps (holding no
+ * lock), and in the freeze only the row versions written or
  * deleted since.  With F the snapshot of the verification:
  *
  *	 sum over F = sum over X + sum over F where q - sum over X where q
@@ -84,6 +83,8 @@ struct Verify
 	const char *hash_form;		/* the hash of a row's text, %s the row */
 	bool		have_md5;
 	bool		prepared;
+	char	   *to_owner;		/* the --to server's queries run as this role
+								 * instead of the tables' owners, or NULL */
 	char		why[2048];		/* the error of the last failed query */
 };
 
@@ -445,11 +446,14 @@ run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **
 	bool		sent[2] = {false, false};
 	int			k;
 
+	const char *owner[2] = {m->tables[i].owner,
+	m->verify->to_owner ? m->verify->to_owner : m->tables[i].owner};
+
 	for (k = 0; k < 2; k++)
 	{
 		if (sql[k] == NULL)
 			continue;
-		if (!owner_send(m, &m->verify->sides[k], m->tables[i].owner, sql[k]))
+		if (!owner_send(m, &m->verify->sides[k], owner[k], sql[k]))
 			break;
 		sent[k] = true;
 	}
@@ -463,7 +467,7 @@ run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **
 		{
 			snprintf(msg, sizeof(msg), "%s", m->verify->why);
 			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
-				  m->verify->sides[k].server->option, m->tables[i].owner, msg);
+				  m->verify->sides[k].server->option, owner[k], msg);
 		}
 		if (!owner_recv(m, &m->verify->sides[k], out[k]))
 		{
@@ -478,7 +482,7 @@ run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **
 			if (interrupted_by)
 				vfail(m, "interrupted");
 			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
-				  m->verify->sides[k].server->option, m->tables[i].owner, msg);
+				  m->verify->sides[k].server->option, owner[k], msg);
 		}
 	}
 }
@@ -543,9 +547,11 @@ next_ids(Server *s, long long *xid, long long *multi)
  * Online, before the freeze: every row of every table hashed on both
  * servers, each under a snapshot its own session keeps until the
  * verification, which then hashes only what changed since.  A --to server
- * older than 16 holds its copy as the superuser's while the subscription
- * applies (hold_target_tables()): its rows are hashed in the freeze,
- * once given back to their owners.
+ * older than 16 holds its copy as the move's superuser's while the
+ * subscription applies (hold_target_tables(), which checked the tables'
+ * code as it does for the apply, which runs as a superuser there): its
+ * rows are hashed as that superuser, the changes in the freeze as their
+ * owners, once given back.
  */
 void
 hash_before_freeze(Move *m)
@@ -558,10 +564,11 @@ hash_before_freeze(Move *m)
 
 	check_interrupt(m);
 	need(m, &m->to);
-	if (PQserverVersion(m->to.conn) < 160000)
-		return;
 	prepare(m);
 	read_columns(m);
+	if (PQserverVersion(m->to.conn) < 160000 &&
+		!get_value(&m->to, &m->verify->to_owner, "SELECT current_user::pg_catalog.text", 0))
+		vfail(m, "could not read the role of the move on the --to server: %s", db_error());
 	for (k = 0; k < 2; k++)
 	{
 		Side	   *s = &m->verify->sides[k];
@@ -603,6 +610,8 @@ hash_before_freeze(Move *m)
 	progress_end();
 	for (k = 0; k < 2; k++)
 		tx_rollback(&m->verify->sides[k].work);
+	free(m->verify->to_owner);
+	m->verify->to_owner = NULL;
 	say("hashed the rows of %s (%s rows on the --from server) on both servers in %.1f s, before the freeze",
 		count_of(m->ntables, "table", "tables"), fmt_count(a, sizeof(a), (double) rows), now_seconds() - t);
 }
