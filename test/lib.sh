@@ -582,6 +582,54 @@ rewind_to() {
 	ready "$2" || { fail "rewound $1 not ready"; return 1; }
 }
 
+# Sessions ordered by what they hold or wait for in pg_locks, never by
+# sleeps, on the server on $port (database app):
+# interleave_sql: psql input (shardid created) for public.ahead(s, ms), an
+# id of shard s ms ahead of the clock; public.await(cond), which waits (up
+# to 60 s) until query cond returns true; public.waits(rel), whether a
+# session waits for a lock on relation rel (NULL: for registration's turn,
+# an object lock with objsubid 21316, src/floor.c); public.holds(rel, mode);
+# and table public.gate (name), which sessions await rows of
+interleave_sql() {
+	cat <<'SQL'
+CREATE FUNCTION public.ahead(s int, ms int) RETURNS bigint LANGUAGE sql AS
+$$ SELECT shardid.make_id(shardid.id_millis(shardid.min_id(clock_timestamp())) + ms, s, 0) $$;
+CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
+$$ DECLARE ok boolean; BEGIN
+   FOR i IN 1..1200 LOOP
+       EXECUTE cond INTO ok;
+       EXIT WHEN ok;
+       PERFORM pg_sleep(0.05);
+   END LOOP; END $$;
+CREATE FUNCTION public.waits(rel regclass) RETURNS boolean LANGUAGE sql AS
+$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE NOT l.granted AND
+                  (l.relation = rel OR rel IS NULL AND l.locktype = 'object' AND l.objsubid = 21316)) $$;
+CREATE FUNCTION public.holds(rel regclass, m text) RETURNS boolean LANGUAGE sql AS
+$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE l.granted AND l.relation = rel AND l.mode = m) $$;
+CREATE TABLE public.gate (name text);
+GRANT SELECT ON public.gate TO PUBLIC;
+SQL
+}
+# session NAME SQL: SQL in the background, its output in $SHARDID_TMP/NAME.out
+session() {
+	q_at "$port" -c "$2" >"$SHARDID_TMP/$1.out" 2>&1 &
+}
+# session_out NAME: that output on one line
+session_out() { tr '\n' ' ' <"$SHARDID_TMP/$1.out" | sed 's/  */ /g; s/ $//'; }
+# sessions_clean [-w] NAME...: each session printed, and ended without an
+# error (-w: nor a warning)
+sessions_clean() {
+	local s pattern=ERROR what="an error"
+	[ "$1" = -w ] && { pattern='ERROR\|WARNING'; what="an error or a warning"; shift; }
+	for s in "$@"; do
+		echo "$s: $(session_out "$s")"
+		expect "$(grep -c "$pattern" "$SHARDID_TMP/$s.out")" = 0 "$s ends without $what"
+	done
+}
+# holds REL MODE, waits_for REL: a session does, now
+holds() { [ "$(q_at "$port" -c "SELECT public.holds('$1', '$2')")" = t ]; }
+waits_for() { [ "$(q_at "$port" -c "SELECT public.waits('$1')")" = t ]; }
+
 # caught_up STANDBY_PORT PRIMARY_PORT: the standby has replayed everything
 # the primary had written when this was called (SHARDID_DRIVE_LIMIT)
 caught_up() {

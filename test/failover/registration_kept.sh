@@ -48,30 +48,13 @@ SHARDID_PRELOAD=1
 port=$((SHARDID_PORT_BASE + 187))
 app_server x "$port" "shardid.max_lead_ms = 10000" "deadlock_timeout = '100ms'" "max_prepared_transactions = 2" ||
 	{ fail "server did not start"; finish; }
+{ q_at "$port" -c "CREATE EXTENSION shardid" && interleave_sql | q_at "$port"; } >/dev/null ||
+	{ fail "setup"; finish; }
 q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }
-CREATE EXTENSION shardid;
--- an id of shard s, ms milliseconds ahead of the clock
-CREATE FUNCTION public.ahead(s int, ms int) RETURNS bigint LANGUAGE sql AS
-$$ SELECT shardid.make_id(shardid.id_millis(shardid.min_id(clock_timestamp())) + ms, s, 0) $$;
--- wait (up to 60 s) until query cond returns true
-CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
-$$ DECLARE ok boolean; BEGIN
-   FOR i IN 1..1200 LOOP
-       EXECUTE cond INTO ok;
-       EXIT WHEN ok;
-       PERFORM pg_sleep(0.05);
-   END LOOP; END $$;
--- whether a session waits for a lock on relation rel
-CREATE FUNCTION public.waits(rel regclass) RETURNS boolean LANGUAGE sql AS
-$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE NOT l.granted AND l.relation = rel) $$;
--- whether a session holds lock mode on relation rel
-CREATE FUNCTION public.holds(rel regclass, m text) RETURNS boolean LANGUAGE sql AS
-$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE l.granted AND l.relation = rel AND l.mode = m) $$;
 -- this session's ACCESS SHARE locks on the tables of the schemas named like pattern
 CREATE FUNCTION public.mine(pattern text) RETURNS bigint LANGUAGE sql AS
 $$ SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace n ON n.oid = c.relnamespace
    WHERE l.pid = pg_backend_pid() AND l.mode = 'AccessShareLock' AND c.relkind = 'r' AND n.nspname LIKE pattern $$;
-CREATE TABLE public.gate (name text);
 CREATE SCHEMA s6; CREATE TABLE s6.a (id bigint NOT NULL, v int); CREATE TABLE s6.b (id bigint PRIMARY KEY, v int);
 INSERT INTO s6.a VALUES (public.ahead(6, 8000), 1);
 DO $$ BEGIN FOR s IN 7..17 LOOP
@@ -90,27 +73,13 @@ CREATE FUNCTION public.probe() RETURNS trigger LANGUAGE plpgsql AS
 $$ BEGIN INSERT INTO public.probe VALUES (NEW.shard, public.mine('m%')); RETURN NEW; END $$;
 SQL
 
-# session NAME SQL: SQL in the background, its output in $SHARDID_TMP/NAME.out
-session() {
-	q_at "$port" -c "$2" >"$SHARDID_TMP/$1.out" 2>&1 &
-}
-out() { tr '\n' ' ' <"$SHARDID_TMP/$1.out" | sed 's/  */ /g; s/ $//'; }
-# clean NAME...: each session ended without an error or a warning
-clean() {
-	local s
-	for s in "$@"; do
-		echo "$s: $(out "$s")"
-		expect "$(grep -c 'ERROR\|WARNING' "$SHARDID_TMP/$s.out")" = 0 "$s ends without an error or a warning"
-	done
-}
-holds() { [ "$(q_at "$port" -c "SELECT public.holds('$1', '$2')")" = t ]; }
 
 echo "== key_during_read"
 session d6 "BEGIN; ALTER TABLE s6.b ADD COLUMN c int; SELECT public.await('SELECT public.waits(''s6.b'')'); ALTER TABLE s6.a ADD PRIMARY KEY (id); COMMIT"
 wait_until "d6's ALTER TABLE" holds s6.b AccessExclusiveLock
 session r6 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (6, 's6')"
 wait
-clean d6 r6
+sessions_clean -w d6 r6
 expect "$(q_at "$port" -c "SELECT shardid.next_id(6) > (SELECT max(id) FROM s6.a) AND EXISTS (SELECT FROM shardid.shard_registry WHERE shard = 6)")" = t \
 	"key_during_read: shard 6 registered, its next id sorts after the id of s6.a"
 
@@ -119,14 +88,14 @@ session d7 "BEGIN; ALTER TABLE s7.b ADD COLUMN c int; SELECT public.await('SELEC
 wait_until "d7's ALTER TABLE" holds s7.b AccessExclusiveLock
 session r7 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (7, 's7')"
 wait
-clean d7 r7
+sessions_clean -w d7 r7
 
 echo "== partition_during_read"
 session d18 "BEGIN; LOCK TABLE s18.p2 IN ACCESS EXCLUSIVE MODE; SELECT public.await('SELECT public.waits(''s18.p2'')'); ALTER TABLE s18.a ADD COLUMN d int; COMMIT"
 wait_until "d18's ALTER TABLE" holds s18.p2 AccessExclusiveLock
 session r18 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (18, 's18')"
 wait
-clean d18 r18
+sessions_clean -w d18 r18
 
 echo "== held_open"
 session r8 "BEGIN; SELECT shardid.register_shard(8, 's8'); SELECT public.await('SELECT EXISTS (SELECT FROM public.gate WHERE name = ''r8'')'); COMMIT"
@@ -134,13 +103,13 @@ wait_until "r8's registration" holds shardid.shard_registry RowExclusiveLock
 q_at "$port" >"$SHARDID_TMP/d8.out" 2>&1 -c "SET lock_timeout = '1s'" -c "ALTER TABLE s8.a ADD COLUMN c int"
 q_at "$port" -c "INSERT INTO public.gate VALUES ('r8')" >/dev/null
 wait
-clean r8 d8
+sessions_clean -w r8 d8
 
 echo "== prepared"
 q_at "$port" >"$SHARDID_TMP/p9.out" 2>&1 -c "BEGIN" -c "SELECT shardid.register_shard(9, 's9')" -c "PREPARE TRANSACTION 'p9'"
 q_at "$port" >"$SHARDID_TMP/d9.out" 2>&1 -c "SET lock_timeout = '1s'" -c "ALTER TABLE s9.a ADD COLUMN c int"
 q_at "$port" >>"$SHARDID_TMP/p9.out" 2>&1 -c "COMMIT PREPARED 'p9'"
-clean p9 d9
+sessions_clean -w p9 d9
 
 echo "== savepoints"
 q_at "$port" >"$SHARDID_TMP/sp.out" 2>&1 <<'SQL'
@@ -160,7 +129,7 @@ SELECT shardid.register_shard(14, 's14');
 COMMIT;
 SELECT 'committed', public.mine('s1%'), (SELECT string_agg(shard::text, ',' ORDER BY shard) FROM shardid.shard_registry WHERE shard BETWEEN 10 AND 14);
 SQL
-clean sp
+sessions_clean -w sp
 expect "$(grep -c '|0' "$SHARDID_TMP/sp.out")" = 5 "savepoints: no lock kept after any statement"
 expect "$(grep -c '|0|11,12,14$' "$SHARDID_TMP/sp.out")" = 1 "savepoints: shards 11, 12 and 14 registered"
 
@@ -182,7 +151,7 @@ COMMIT;
 SQL
 q_at "$port" -c "INSERT INTO public.gate VALUES ('h15')" >/dev/null
 wait
-clean e15 h15
+sessions_clean -w e15 h15
 expect "$(grep -c 'caught: canceling statement due to lock timeout' "$SHARDID_TMP/e15.out")" = 1 "error_in_trigger: the trigger's lock timeout caught"
 expect "$(grep -c '|0$' "$SHARDID_TMP/e15.out")" = 3 "error_in_trigger: no lock kept"
 
@@ -198,7 +167,7 @@ COMMIT;
 DROP TRIGGER registry_zz_probe ON shardid.shard_registry;
 SELECT 'probe', count(*), min(locks), max(locks) FROM public.probe WHERE shard BETWEEN 100 AND 599;
 SQL
-clean many
+sessions_clean -w many
 expect "$(grep -c '^after .*|0$' "$SHARDID_TMP/many.out")" = 2 "many: no lock kept after the statements"
 expect "$(grep '^probe' "$SHARDID_TMP/many.out")" = "probe|1000|3|3" "many: each row's trigger holds its own schema's 3 tables, no more"
 finish

@@ -51,28 +51,9 @@ SHARDID_PRELOAD=1
 port=$((SHARDID_PORT_BASE + 181))
 app_server x "$port" "shardid.max_lead_ms = 10000" "deadlock_timeout = '100ms'" ||
 	{ fail "server did not start"; finish; }
+{ q_at "$port" -c "CREATE EXTENSION shardid" && interleave_sql | q_at "$port"; } >/dev/null ||
+	{ fail "setup"; finish; }
 q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }
-CREATE EXTENSION shardid;
--- an id of shard s, ms milliseconds ahead of the clock
-CREATE FUNCTION public.ahead(s int, ms int) RETURNS bigint LANGUAGE sql AS
-$$ SELECT shardid.make_id(shardid.id_millis(shardid.min_id(clock_timestamp())) + ms, s, 0) $$;
--- wait (up to 60 s) until query cond returns true
-CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
-$$ DECLARE ok boolean; BEGIN
-   FOR i IN 1..1200 LOOP
-       EXECUTE cond INTO ok;
-       EXIT WHEN ok;
-       PERFORM pg_sleep(0.05);
-   END LOOP; END $$;
--- whether a session waits for a lock on relation rel (NULL: for a turn of registration)
-CREATE FUNCTION public.waits(rel regclass) RETURNS boolean LANGUAGE sql AS
-$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE NOT l.granted AND
-                  (l.relation = rel OR rel IS NULL AND l.locktype = 'object' AND l.objsubid = 21316)) $$;
--- whether a session holds lock mode on relation rel
-CREATE FUNCTION public.holds(rel regclass, m text) RETURNS boolean LANGUAGE sql AS
-$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE l.granted AND l.relation = rel AND l.mode = m) $$;
-CREATE TABLE public.gate (name text);
-GRANT SELECT ON public.gate TO PUBLIC;
 CREATE TABLE public.x (v int);
 CREATE TABLE public.x2a (v int);
 CREATE TABLE public.x2b (v int);
@@ -92,21 +73,6 @@ CREATE SCHEMA s6; CREATE TABLE s6.b (id bigint NOT NULL, v int); CREATE TABLE s6
 INSERT INTO s6.b VALUES (public.ahead(6, 8000), 1);
 SQL
 
-# session NAME SQL: SQL in the background, its output in $SHARDID_TMP/NAME.out
-session() {
-	q_at "$port" -c "$2" >"$SHARDID_TMP/$1.out" 2>&1 &
-}
-out() { tr '\n' ' ' <"$SHARDID_TMP/$1.out" | sed 's/  */ /g; s/ $//'; }
-# clean NAME...: each session ended without an error
-clean() {
-	local s
-	for s in "$@"; do
-		echo "$s: $(out "$s")"
-		expect "$(grep -c ERROR "$SHARDID_TMP/$s.out")" = 0 "$s ends without an error"
-	done
-}
-holds() { [ "$(q_at "$port" -c "SELECT public.holds('$1', '$2')")" = t ]; }
-waits_for() { [ "$(q_at "$port" -c "SELECT public.waits('$1')")" = t ]; }
 
 echo "== index_first"
 session i0 "BEGIN; CREATE INDEX ON s0.t (id); SELECT public.await('SELECT public.waits(NULL) OR EXISTS (SELECT FROM public.gate WHERE name = ''r0'')'); COMMIT"
@@ -115,7 +81,7 @@ session r0 "SELECT shardid.register_shard(10, 's0')"
 wait $!
 q_at "$port" -c "INSERT INTO public.gate VALUES ('r0')" >/dev/null
 wait
-clean i0 r0
+sessions_clean i0 r0
 expect "$(q_at "$port" -c "SELECT shardid.next_id(10) > (SELECT max(id) FROM s0.t)")" = t \
 	"index_first: the next id of shard 10 sorts after the id of s0.t"
 
@@ -124,21 +90,21 @@ session d1 "BEGIN; ALTER TABLE s1.a ADD COLUMN c int; SELECT public.await('SELEC
 wait_until "d1's ALTER TABLE" holds s1.a AccessExclusiveLock
 session r1 "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (1, 's1')"
 wait
-clean d1 r1
+sessions_clean d1 r1
 
 echo "== other_register"
 session d1b "BEGIN; ALTER TABLE s1b.a ADD COLUMN c int; SELECT public.await('SELECT public.waits(''s1b.a'')'); CREATE INDEX ON public.x (v); COMMIT"
 wait_until "d1b's ALTER TABLE" holds s1b.a AccessExclusiveLock
 session r1b "BEGIN; SELECT shardid.register_shard(12, 's1c'); SELECT shardid.register_shard(11, 's1b'); COMMIT"
 wait
-clean d1b r1b
+sessions_clean d1b r1b
 
 echo "== same_schema"
 session d1d "BEGIN; ALTER TABLE s1d.a ADD COLUMN c int; SELECT public.await('SELECT public.waits(''s1d.a'')'); CREATE INDEX ON s1d.b (v); COMMIT"
 wait_until "d1d's ALTER TABLE" holds s1d.a AccessExclusiveLock
 session r1d "INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (13, 's1d')"
 wait
-clean d1d r1d
+sessions_clean d1d r1d
 
 echo "== key_after_read"
 session a6 "BEGIN; ALTER TABLE s6.a ADD COLUMN c int; SELECT public.await('SELECT public.waits(''s6.b'') OR EXISTS (SELECT FROM public.gate WHERE name = ''b6'')'); COMMIT"
@@ -149,7 +115,7 @@ session b6 "ALTER TABLE s6.b ADD PRIMARY KEY (id)"
 wait $!
 q_at "$port" -c "INSERT INTO public.gate VALUES ('b6')" >/dev/null
 wait
-clean a6 r6 b6
+sessions_clean a6 r6 b6
 expect "$(q_at "$port" -c "SELECT shardid.next_id(6) > (SELECT max(id) FROM s6.b)")" = t \
 	"key_after_read: the next id of shard 6 sorts after the id of s6.b"
 
@@ -158,7 +124,7 @@ echo "== upgrade"
 session d2a "BEGIN; CREATE INDEX ON public.x2a (v); SELECT public.await('SELECT public.holds(''public.x2b'', ''ShareLock'') OR EXISTS (SELECT FROM shardid.shard_registry WHERE shard = 22)'); SELECT shardid.register_shard(21, 's2a'); COMMIT"
 session d2b "BEGIN; CREATE INDEX ON public.x2b (v); SELECT public.await('SELECT public.holds(''public.x2a'', ''ShareLock'') OR EXISTS (SELECT FROM shardid.shard_registry WHERE shard = 21)'); SELECT shardid.register_shard(22, 's2b'); COMMIT"
 wait
-clean d2a d2b
+sessions_clean d2a d2b
 
 echo "== write_then_ddl"
 session r3 "BEGIN; SELECT shardid.register_shard(3, 's3'); SELECT public.await('SELECT public.waits(NULL) OR EXISTS (SELECT FROM public.gate WHERE name = ''w3'')'); ALTER TABLE s3.t ADD COLUMN z int; COMMIT"
@@ -166,7 +132,7 @@ wait_until "r3's registration" holds shardid.shard_registry RowExclusiveLock
 q_at "$port" >"$SHARDID_TMP/w3.out" 2>&1 -c "INSERT INTO s3.t (id, v) VALUES (public.ahead(3, 3500), 1)" &&
 	q_at "$port" -c "INSERT INTO public.gate VALUES ('w3')" >/dev/null
 wait
-clean r3 w3
+sessions_clean r3 w3
 expect "$(q_at "$port" -c "SELECT shardid.next_id(3) > (SELECT max(id) FROM s3.t)")" = t \
 	"write_then_ddl: the next id of shard 3 sorts after the id written"
 
@@ -177,7 +143,7 @@ q_at "$port" >"$SHARDID_TMP/w4.out" 2>&1 -c "SET lock_timeout = '1s'" -c "INSERT
 q_at "$port" >"$SHARDID_TMP/i4.out" 2>&1 -c "SET lock_timeout = '1s'" -c "CREATE TEMP TABLE tt (v int)" -c "CREATE INDEX ON tt (v)"
 q_at "$port" -c "INSERT INTO public.gate VALUES ('r4')" >/dev/null
 wait
-clean r4 w4 i4
+sessions_clean r4 w4 i4
 
 echo "== temp_index"
 PGUSER=mallory q_at "$port" >"$SHARDID_TMP/m5.out" 2>&1 -c "BEGIN" -c "CREATE TEMP TABLE m (v int)" -c "CREATE INDEX ON m (v)" \
@@ -192,5 +158,5 @@ q_at "$port" >"$SHARDID_TMP/a5.out" 2>&1 -c "SET client_min_messages = warning" 
 	-c "CALL shardid.add_shards('app_template', first_shard => 50, last_shard => 51)"
 q_at "$port" -c "INSERT INTO public.gate VALUES ('m5')" >/dev/null
 wait
-clean m5 a5
+sessions_clean m5 a5
 finish

@@ -15,26 +15,15 @@ SHARDID_PRELOAD=1
 . "$(dirname "$0")/../lib.sh" failover
 port=$((SHARDID_PORT_BASE + 191))
 app_server x "$port" "shardid.max_lead_ms = 10000" "deadlock_timeout = '100ms'" || { fail "server"; finish; }
-q_at "$port" >/dev/null <<'SQL' || { fail "setup"; finish; }
-CREATE EXTENSION shardid;
-CREATE FUNCTION public.ahead(s int, ms int) RETURNS bigint LANGUAGE sql AS
-$$ SELECT shardid.make_id(shardid.id_millis(shardid.min_id(clock_timestamp())) + ms, s, 0) $$;
-CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
-$$ DECLARE ok boolean; BEGIN
-   FOR i IN 1..200 LOOP EXECUTE cond INTO ok; EXIT WHEN ok; PERFORM pg_sleep(0.05); END LOOP; END $$;
-CREATE FUNCTION public.waits(rel regclass) RETURNS boolean LANGUAGE sql AS
-$$ SELECT EXISTS (SELECT FROM pg_locks l WHERE NOT l.granted AND l.relation = rel) $$;
-CREATE TABLE public.gate (name text);
-SQL
-session() { q_at "$port" -c "$2" >"$SHARDID_TMP/$1.out" 2>&1 & }
-out() { tr '\n' ' ' <"$SHARDID_TMP/$1.out" | sed 's/  */ /g' | cut -c1-300; }
+{ q_at "$port" -c "CREATE EXTENSION shardid" && interleave_sql | q_at "$port"; } >/dev/null ||
+	{ fail "setup"; finish; }
 
 echo "== upgrade_schema"
 q_at "$port" >/dev/null -c "CREATE SCHEMA s2; CREATE TABLE s2.t (id bigint PRIMARY KEY, v int); CREATE TABLE s2.u (id bigint PRIMARY KEY, v int)"
 session a2 "BEGIN; CREATE INDEX ON s2.t (v); SELECT pg_sleep(0.5); SELECT shardid.register_shard(2, 's2'); COMMIT"
 session b2 "BEGIN; CREATE INDEX ON s2.u (v); SELECT pg_sleep(1); INSERT INTO s2.t VALUES (1, 1); COMMIT"
 wait
-echo "a2: $(out a2)"; echo "b2: $(out b2)"
+echo "a2: $(session_out a2)"; echo "b2: $(session_out b2)"
 
 echo "== stall_schema"
 q_at "$port" >/dev/null -c "CREATE SCHEMA s4; CREATE TABLE s4.t (id bigint PRIMARY KEY, v int)"
@@ -44,5 +33,5 @@ session i4 "SET lock_timeout = '1s'; CREATE INDEX ON s4.t (v)"
 sleep 0.3
 q_at "$port" -c "SELECT l.pid, l.locktype, l.classid::regclass, l.objid::regnamespace, l.objsubid, l.mode, l.granted, pg_blocking_pids(l.pid) FROM pg_locks l WHERE l.locktype = 'object' AND l.objsubid = 21316"
 wait
-echo "i4: $(out i4)"
+echo "i4: $(session_out i4)"
 finish
