@@ -71,6 +71,7 @@ typedef struct Side
 	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
 	char	   *xmin;			/* X's xmin, 32 bits */
 	char	  **before;			/* per table: "rows sum filenode" under X */
+	char	  **enums;			/* per table: ENUMS_SQL when last read */
 	int			made;			/* functions made in work's transaction */
 	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
@@ -175,8 +176,12 @@ prepare(Move *m)
 	m->verify->sides[0].server = &m->from;
 	m->verify->sides[1].server = &m->to;
 	for (i = 0; i < 2; i++)
+	{
 		if (m->verify->sides[i].before == NULL)
 			m->verify->sides[i].before = xcalloc(m->ntables + 1, sizeof(char *));
+		if (m->verify->sides[i].enums == NULL)
+			m->verify->sides[i].enums = xcalloc(m->ntables + 1, sizeof(char *));
+	}
 	m->verify->prepared = true;
 }
 
@@ -190,8 +195,8 @@ prepare(Move *m)
  * the rows agree while the values do not.  Types are named by
  * format_type() (qualified: the search_path is empty); "" when none.
  */
-#define COMPOSITES_SQL \
-	"(WITH RECURSIVE ty(oid) AS (SELECT a.atttypid FROM pg_catalog.pg_attribute a " \
+#define COLUMN_TYPES_CTE \
+	"WITH RECURSIVE ty(oid) AS (SELECT a.atttypid FROM pg_catalog.pg_attribute a " \
 	"WHERE a.attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass AND a.attnum OPERATOR(pg_catalog.>) 0 " \
 	"AND NOT a.attisdropped UNION SELECT n.x FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid, " \
 	"LATERAL (SELECT y.typbasetype WHERE y.typbasetype OPERATOR(pg_catalog.<>) 0 " \
@@ -199,12 +204,29 @@ prepare(Move *m)
 	"UNION ALL SELECT r.rngsubtype FROM pg_catalog.pg_range r WHERE r.rngtypid OPERATOR(pg_catalog.=) y.oid " \
 	"UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid OPERATOR(pg_catalog.=) y.oid " \
 	"UNION ALL SELECT c.atttypid FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
-	"AND y.typrelid OPERATOR(pg_catalog.<>) 0 AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped) n(x)) " \
+	"AND y.typrelid OPERATOR(pg_catalog.<>) 0 AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped) n(x)) "
+#define COMPOSITES_SQL \
+	"(" COLUMN_TYPES_CTE \
 	"SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('%s(%s)', pg_catalog.format_type(y.oid, NULL), " \
 	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod)), " \
 	"', ' ORDER BY c.attnum) FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
 	"AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped)), ', ' ORDER BY pg_catalog.format_type(y.oid, NULL)), '') " \
 	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typrelid OPERATOR(pg_catalog.<>) 0)"
+
+/*
+ * The enums that the columns of table $1 hold, at any depth, each with its
+ * labels in their order: an enum's text is its label, which its owner may
+ * rename (ALTER TYPE ... RENAME VALUE) on either server at any time without
+ * touching a row, so that rows hashed before the freeze read otherwise in
+ * it, and no row version tells.  "" when none.
+ */
+#define ENUMS_SQL \
+	"(" COLUMN_TYPES_CTE \
+	"SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('%s(%s)', pg_catalog.format_type(y.oid, NULL), " \
+	"(SELECT pg_catalog.string_agg(pg_catalog.quote_literal(e.enumlabel), ', ' ORDER BY e.enumsortorder) " \
+	"FROM pg_catalog.pg_enum e WHERE e.enumtypid OPERATOR(pg_catalog.=) y.oid)), ', ' " \
+	"ORDER BY pg_catalog.format_type(y.oid, NULL)), '') " \
+	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typtype OPERATOR(pg_catalog.=) 'e')"
 
 /*
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
@@ -215,7 +237,8 @@ prepare(Move *m)
  * (copy_unchanged_legacy_rows() of cutover.c).  One whose columns agree
  * but whose composite types do not (COMPOSITES_SQL), which the cutover does
  * not compare, fails the move here.  The hashes taken before the freeze of
- * a table whose columns changed since are dropped.
+ * a table whose columns changed since are dropped, and so are those of a
+ * table whose enums' labels changed since on either server (ENUMS_SQL).
  */
 static void
 read_columns(Move *m)
@@ -228,6 +251,7 @@ read_columns(Move *m)
 		char	   *sig[2] = {NULL, NULL},
 				   *shape[2] = {NULL, NULL},
 				   *row = NULL;
+		bool		relabeled = false;
 
 		if (m->tables[i].kind != 'r')
 			continue;
@@ -244,7 +268,7 @@ read_columns(Move *m)
 						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
 						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL " FROM pg_catalog.pg_attribute "
+						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
 						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
@@ -253,6 +277,10 @@ read_columns(Move *m)
 					  s->option, db_error());
 			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
 			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
+			if (m->verify->sides[k].enums[i] != NULL && !is(m->verify->sides[k].enums[i], PQgetvalue(res, 0, 3)))
+				relabeled = true;
+			free(m->verify->sides[k].enums[i]);
+			m->verify->sides[k].enums[i] = xstrdup(PQgetvalue(res, 0, 3));
 			if (k == 0)
 				row = xstrdup(PQgetvalue(res, 0, 1));
 			PQclear(res);
@@ -269,7 +297,7 @@ read_columns(Move *m)
 			free(row);
 			row = NULL;
 		}
-		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]))
+		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]) || relabeled)
 			for (k = 0; k < 2; k++)
 			{
 				free(m->verify->sides[k].before[i]);
