@@ -494,8 +494,9 @@ run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **
 		if (!sent[k])
 		{
 			snprintf(msg, sizeof(msg), "%s", m->verify->why);
-			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
-				  m->verify->sides[k].server->option, owner[k], msg);
+			vfail(m, "could not %s table %s on the %s server as %s %s: %s", what, m->tables[i].qname,
+				  m->verify->sides[k].server->option, owner[k] == m->tables[i].owner ? "its owner" : "the move's role",
+				  owner[k], msg);
 		}
 		if (!owner_recv(m, &m->verify->sides[k], out[k]))
 		{
@@ -509,8 +510,9 @@ run_both(Move *m, int i, const char *what, char *sql_from, char *sql_to, char **
 			}
 			if (interrupted_by)
 				vfail(m, "interrupted");
-			vfail(m, "could not %s table %s on the %s server as its owner %s: %s", what, m->tables[i].qname,
-				  m->verify->sides[k].server->option, owner[k], msg);
+			vfail(m, "could not %s table %s on the %s server as %s %s: %s", what, m->tables[i].qname,
+				  m->verify->sides[k].server->option, owner[k] == m->tables[i].owner ? "its owner" : "the move's role",
+				  owner[k], msg);
 		}
 	}
 }
