@@ -714,6 +714,21 @@ SQL
 	done
 }
 
+# move_differs LABEL FROM TO LOG STATUS SHARD TABLE ROWS: the move (its
+# output in LOG, exit status STATUS) failed on its verification naming
+# table TABLE of shard SHARD (ROWS rows on each server), and was undone:
+# no copy on the server on port TO, the shard registered on FROM
+move_differs() {
+	local label=$1 from=$2 to=$3 log=$4 status=$5 shard=$6 table=$7 rows=$8 schema
+	schema=shard_$(printf '%04d' "$shard")
+	sed 's/^/  | /' "$log"
+	expect "$status" = 1 "$label: exit status"
+	grep -qxF "shardid-move: error: the rows of table \"$schema\".\"$table\" differ between the --from server and the --to server: $rows rows on each, but the hashes of their contents differ" "$log" ||
+		fail "$label: the difference not reported, naming the table"
+	expect "$(on "$to" -c "SELECT count(*) FROM pg_namespace WHERE nspname = '$schema'")" = 0 "$label: the copy left on the --to server"
+	expect "$(on "$from" -c "SELECT shardid.shard_schema($shard)")" = "$schema" "$label: shard $shard registered on the --from server"
+}
+
 # events_shard PORT ROWS [mallory]: shard 5 on server PORT, made by
 # create_shards() from app_template.events (id, n), with ROWS rows; with
 # "mallory", she may create in its schema (USAGE, CREATE)

@@ -38,12 +38,7 @@ relabeled() {	# relabeled LABEL PORT SQL: the move, her SQL on server PORT once 
 		as_mallory "$port" -c "$sql" >/dev/null
 	move_go
 	status=$?
-	sed 's/^/  | /' "$log"
-	expect "$status" = 1 "$label: exit status"
-	grep -qxF 'shardid-move: error: the rows of table "shard_0006"."s" differ between the --from server and the --to server: 30 rows on each, but the hashes of their contents differ' "$log" ||
-		fail "$label: the difference not reported, naming the table"
-	expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0006'")" = 0 "$label: the copy left on the --to server"
-	expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")" = shard_0006 "$label: shard 6 registered on the --from server"
+	move_differs "$label" "$a" "$b" "$log" "$status" 6 s 30
 }
 relabeled "a label renamed on the --to server" "$b" "ALTER TYPE mallory.mood RENAME VALUE 'good' TO 'evil'"
 as_mallory "$b" -c "ALTER TYPE mallory.mood RENAME VALUE 'evil' TO 'good'" >/dev/null || fail "her label back on the --to server"

@@ -113,13 +113,8 @@ expect "$(on "$a" -c "SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname LIK
 # a move that fails on the verification: its message, nothing left but the
 # shard writable on the --from server
 mismatch() {	# mismatch LABEL FROM TO LOG STATUS
-	local label=$1 from=$2 to=$3 log=$4 status=$5
-	sed 's/^/  | /' "$log"
-	expect "$status" = 1 "$label: exit status"
-	grep -qxF 'shardid-move: error: the rows of table "shard_0005"."vals" differ between the --from server and the --to server: 4 rows on each, but the hashes of their contents differ' "$log" ||
-		fail "$label: the difference not reported, naming the table"
-	expect "$(on "$to" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'")" = 0 "$label: the copy left on the --to server"
-	expect "$(on "$from" -c "SELECT shardid.shard_schema(5)")" = shard_0005 "$label: shard 5 registered on the --from server"
+	local label=$1 from=$2
+	move_differs "$@" 5 vals 4
 	on "$from" -c "INSERT INTO shard_0005.vals (note) VALUES ('$label'); DELETE FROM shard_0005.vals WHERE note = '$label'" >/dev/null ||
 		fail "$label: shard 5 refuses writes on the --from server"
 }
