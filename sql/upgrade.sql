@@ -66,12 +66,19 @@ SELECT 'configuration', format('tables %s conditions %s',
 FROM ext;
 
 -- the objects of a fresh install (from PostgreSQL 17 on the row types of its
--- tables and views are members too: left out of this list so that it reads
--- the same on every version; the comparison below includes them)
+-- tables and views are members too, and the login event trigger
+-- shardid_load exists: left out of this list so that it reads the same on
+-- every version; the comparison below includes them)
 SELECT object FROM shardid_state
-WHERE object NOT LIKE 'type %'
-   OR to_regclass(regexp_replace(object, '^type (.*?)(\[\])?$', '\1')) IS NULL
+WHERE (object NOT LIKE 'type %'
+       OR to_regclass(regexp_replace(object, '^type (.*?)(\[\])?$', '\1')) IS NULL)
+  AND object <> 'event trigger shardid_load'
 ORDER BY 1;
+-- the login trigger: where the server has the event (17+), enabled always
+SELECT count(*) = (current_setting('server_version_num')::int >= 170000)::int AS login_trigger_where_login_exists
+FROM shardid_state
+WHERE object = 'event trigger shardid_load'
+  AND definition = 'owner ' || current_user || ' event login tags  function shardid_internal.load_at_login() enabled A';
 CREATE TEMP TABLE fresh AS SELECT * FROM shardid_state;
 -- what an updated install has that a fresh one has not, and the reverse
 CREATE TEMP VIEW differs_from_fresh AS

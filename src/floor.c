@@ -1899,6 +1899,23 @@ shardid_id_columns(Relation rel)
 	return id_columns_of(rel);
 }
 
+PG_FUNCTION_INFO_V1(shardid_load_at_login);
+
+/*
+ * shardid_internal.load_at_login(): the login event trigger shardid_load
+ * (PostgreSQL 17+).  Without preloading, a session loads shardid only when
+ * it first calls one of its functions, and the writes of explicit ids it
+ * makes before (a data-only pg_restore, a COPY) would pass unseen by the
+ * hooks above.  Calling this function loaded the library, whose _PG_init()
+ * installed them: that is all it does.  It never fails, as a failing login
+ * trigger refuses every connection to the database.
+ */
+Datum
+shardid_load_at_login(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_VOID();
+}
+
 /* from _PG_init(): the hooks of the writes of explicit ids */
 void
 shardid_floor_hooks_init(void)

@@ -779,6 +779,17 @@ BEGIN
                   (SELECT d.oid FROM pg_catalog.pg_database d
                    WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())::pg_catalog.text)) o(name)
     WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_origin r WHERE r.roname OPERATOR(pg_catalog.=) o.name);
+    -- the login trigger (17+) where pg_upgrade from 15 or 16 left none
+    IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 OPERATOR(pg_catalog.>=) 170000
+       AND NOT EXISTS (SELECT FROM pg_catalog.pg_event_trigger e
+                       WHERE e.evtname OPERATOR(pg_catalog.=) 'shardid_load') THEN
+        CREATE EVENT TRIGGER shardid_load ON login
+            EXECUTE FUNCTION shardid_internal.load_at_login();
+        ALTER EVENT TRIGGER shardid_load ENABLE ALWAYS;
+        COMMENT ON EVENT TRIGGER shardid_load IS
+        'loads shardid in every new session (PostgreSQL 17+), so that writes of explicit ids raise floors without preloading';
+        ALTER EXTENSION shardid ADD EVENT TRIGGER shardid_load;
+    END IF;
     UPDATE shardid.shard_registry r SET floor_id = r.floor_id;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
@@ -787,7 +798,7 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid.apply_floors() IS
-'superusers, after pg_upgrade or CREATE DATABASE ... TEMPLATE: create the replication origins shardid needs and raise the floor of every registered shard of this database, so that new ids sort after every stored one; returns the number of shards';
+'superusers, after pg_upgrade or CREATE DATABASE ... TEMPLATE: create the replication origins shardid needs (and its login trigger on 17+) and raise the floor of every registered shard of this database, so that new ids sort after every stored one; returns the number of shards';
 
 REVOKE EXECUTE ON FUNCTION shardid.apply_floors() FROM PUBLIC;
 
@@ -842,6 +853,37 @@ ALTER EVENT TRIGGER shardid_floor_subscription ENABLE ALWAYS;
 
 COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
 'remembers the tables of a subscription being dropped or altered, whose floors shardid_floor raises at the end of the command';
+
+-- 1.4: without preloading (PostgreSQL 17+, strict mode through the shared
+-- memory registry) a session loads shardid only when it first calls one of
+-- its functions, and its writes of explicit ids before that (a data-only
+-- pg_restore, a COPY) pass unseen by the hooks that raise floors after
+-- them (src/floor.c).  The login event trigger shardid_load loads the
+-- library in every new session of the database; its function does nothing
+-- else.  PostgreSQL 15 and 16 have no login event (there strict mode needs
+-- preloading, which loads it in every session).  shardid.apply_floors()
+-- makes the trigger where pg_upgrade from 15 or 16 left none.
+CREATE FUNCTION shardid_internal.load_at_login()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'shardid_load_at_login'
+LANGUAGE C;
+
+COMMENT ON FUNCTION shardid_internal.load_at_login() IS
+'event trigger function of shardid_load (PostgreSQL 17+): loads shardid in every new session, so that its writes of explicit ids raise floors without preloading';
+
+REVOKE ALL ON FUNCTION shardid_internal.load_at_login() FROM PUBLIC;
+
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::pg_catalog.int4 OPERATOR(pg_catalog.>=) 170000 THEN
+        CREATE EVENT TRIGGER shardid_load ON login
+            EXECUTE FUNCTION shardid_internal.load_at_login();
+        ALTER EVENT TRIGGER shardid_load ENABLE ALWAYS;
+        COMMENT ON EVENT TRIGGER shardid_load IS
+        'loads shardid in every new session (PostgreSQL 17+), so that writes of explicit ids raise floors without preloading';
+    END IF;
+END
+$$;
 
 -- Whether the floor step reads a column (C, from the relation cache): the
 -- fast test before id_column_unreadable() says why not.  With nowait, NULL
@@ -3705,6 +3747,17 @@ BEGIN
             fix := 'As a superuser: SELECT shardid.apply_floors();';
             RETURN NEXT;
         END IF;
+        IF r.shared_memory = 'dynamic shared memory'
+           AND (current_setting('event_triggers', true) = 'off'
+                OR NOT EXISTS (SELECT FROM pg_event_trigger e
+                               WHERE e.evtname = 'shardid_load' AND e.evtevent = 'login'
+                                 AND e.evtenabled <> 'D')) THEN
+            problem := 'shardid not loaded at login';
+            object := 'event trigger shardid_load';
+            detail := 'shardid is not in shared_preload_libraries, and its login event trigger is missing, disabled or off (event_triggers): a session that writes explicit ids (a data-only pg_restore, COPY) before it calls a shardid function does not raise the floor, and new ids may sort below those rows.';
+            fix := 'As a superuser: SELECT shardid.apply_floors(); (it makes the trigger), ALTER EVENT TRIGGER shardid_load ENABLE ALWAYS; and event_triggers = on; or add shardid to shared_preload_libraries. Then SELECT shardid.raise_floor(shard) for shards written meanwhile.';
+            RETURN NEXT;
+        END IF;
         IF NOT r.epoch_origin THEN
             problem := 'epoch origin missing';
             object := 'replication origin shardid_epoch';
@@ -3750,7 +3803,7 @@ $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid_internal.doctor_mark() IS
-'doctor(): the durable high-water mark, its origins, the origin slots, unconfirmed raises, floors too far ahead';
+'doctor(): the durable high-water mark, its origins, the origin slots, unconfirmed raises, floors too far ahead, the login trigger without preloading';
 
 -- the lock table against what pg_dump locks at once (one lock per
 -- table): a database of thousands of shards outgrows the default
