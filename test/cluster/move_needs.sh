@@ -20,6 +20,8 @@
 #      in a CHECK, is refused up front, naming both; shardid-move 1.3
 #      failed in pg_restore (or copied the shard and gave up at the cutover).
 #   3. c with a shardid newer than this shardid-move knows: refused.
+#   4. a column of type oid (or a domain over it) pointing at large objects
+#      that b lacks: refused, naming it (4 runs before 3).
 . "$(dirname "$0")/../lib.sh" cluster
 move_servers 190 3 || exit 1
 cluster_stop s0 && cluster_conf s0 "shared_preload_libraries = 'shardid'" && cluster_start s0 || exit 1
@@ -107,6 +109,40 @@ for want in \
 	echo "$out" | grep -qxF -- "$want" || fail "shardid 1.2 on the --to server: wanted \"$want\""
 done
 unchanged "shardid 1.2 on the --to server" 4 "$c"
+
+# 4. large objects: an oid column (or a domain over oid) pointing at large
+# objects that b lacks is refused, naming the column, how many and the
+# step; once they are copied to b under the same oids, the move runs and
+# the copied oids read the same contents.  shardid-move up to 15230ef
+# moved the shard with exit status 0, its oids pointing at nothing on b.
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA shard_0008;
+CREATE DOMAIN shard_0008.lo_ref AS oid;
+CREATE TABLE shard_0008.docs (id bigint PRIMARY KEY, body oid, att shard_0008.lo_ref, n oid);
+INSERT INTO shard_0008.docs VALUES
+    (1, lo_from_bytea(0, 'first'), NULL, 1), (2, lo_from_bytea(0, 'second'), lo_from_bytea(0, 'third'), 2),
+    (3, NULL, NULL, 3);
+SELECT shardid.register_shard(8, 'shard_0008');
+SQL
+body=$(on "$a" -c "SELECT min(body) FROM shard_0008.docs")
+att=$(on "$a" -c "SELECT min(att) FROM shard_0008.docs")
+out=$("$move" --shard 8 --from "$(conn "$a")" --to "$(conn "$b")" 2>&1)
+expect "$?" = 1 "large objects b lacks: exit status"
+echo "$out" | sed 's/^/  | /'
+for want in \
+	"shardid-move: error: column att of table shard_0008.docs points at large objects that the --to server lacks (1, oid $att): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
+	"shardid-move: error: column body of table shard_0008.docs points at large objects that the --to server lacks (2, the first oid $body): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
+	"shardid-move: hint: Copy them to the --to server under the same oids first (there, SELECT pg_catalog.lo_from_bytea(oid, data) for each, with data from SELECT pg_catalog.lo_get(oid) on the --from server), or keep their contents in a bytea column; then move the shard again." \
+	"shardid-move: error: shard 8 cannot move as it is (see above); nothing was changed"; do
+	echo "$out" | grep -qxF -- "$want" || fail "large objects b lacks: wanted \"$want\""
+done
+unchanged "large objects b lacks" 8
+on "$a" -c "SELECT format('SELECT lo_from_bytea(%s, %L::bytea);', oid, lo_get(oid)) FROM pg_largeobject_metadata" | on "$b" >/dev/null ||
+	fail "copying the large objects to b"
+"$move" --shard 8 --from "$(conn "$a")" --to "$(conn "$b")" >/dev/null 2>&1
+expect "$?" = 0 "large objects copied to b first: exit status"
+expect "$(on "$b" -c "SELECT string_agg(convert_from(lo_get(body), 'UTF8') || '/' || coalesce(convert_from(lo_get(att), 'UTF8'), '-'), ' ' ORDER BY id)
+                      FROM shard_0008.docs WHERE body IS NOT NULL")" = "first/- second/third" "the large objects the moved oids point at on b"
 
 # 3. a shardid newer than this shardid-move knows, on either server
 mine=$("$move" --version | sed 's/.* //')
