@@ -511,7 +511,8 @@ conninfo_value(const char *v)
  * drive itself gets at its start (libpq's options, -c name=value): those of
  * pg_dump and pg_restore, and the walsender of the subscription on the
  * --from server, whose table syncs run COPY there.  A database's owner may
- * set a read-only default or a timeout for it (ALTER DATABASE ... SET);
+ * set a read-only default, a timeout or a role for it (ALTER DATABASE ...
+ * SET role makes a superuser's new session run as that role);
  * pg_dump and pg_restore set some timeouts of their own, not these all.
  * idle_session_timeout and transaction_timeout only where the server has
  * them (an unknown setting fails the connection).
@@ -522,7 +523,7 @@ session_options(Server *s)
 	int			v = PQserverVersion(s->conn);
 
 	return xprintf("-c default_transaction_read_only=off -c exit_on_error=off -c statement_timeout=0 "
-				   "-c lock_timeout=0 -c idle_in_transaction_session_timeout=0%s%s",
+				   "-c lock_timeout=0 -c idle_in_transaction_session_timeout=0 -c role=none%s%s",
 				   v >= 140000 ? " -c idle_session_timeout=0" : "",
 				   v >= 170000 ? " -c transaction_timeout=0" : "");
 }

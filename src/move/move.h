@@ -73,6 +73,7 @@
 	"pg_catalog.set_config('idle_in_transaction_session_timeout', '0', false), " \
 	"pg_catalog.set_config('default_transaction_read_only', 'off', false), " \
 	"pg_catalog.set_config('exit_on_error', 'off', false), " \
+	"pg_catalog.set_config('role', 'none', false), " \
 	"CASE WHEN pg_catalog.current_setting('idle_session_timeout', true) IS NOT NULL " \
 	"THEN pg_catalog.set_config('idle_session_timeout', '0', false) END, " \
 	"CASE WHEN pg_catalog.current_setting('transaction_timeout', true) IS NOT NULL " \

@@ -97,7 +97,8 @@ step_publish(Move *m)
  * a session of that role does), and set only session_replication_role,
  * search_path and synchronous_commit themselves; the role's settings come
  * before the database's, which its owner, no superuser, may set
- * (ALTER DATABASE ... SET array_nulls = off); those of a superuser only
+ * (ALTER DATABASE ... SET array_nulls = off, or SET role = her, which
+ * would run the workers as her); those of a superuser only
  * superusers may change, those of any other role only superusers and the
  * roles with ADMIN OPTION on it (none) from PostgreSQL 16 on.
  *
@@ -135,6 +136,13 @@ make_apply_role(Move *m, Server *s, const char *role)
 		ok = exec_sql(s, sql, 0);
 		free(sql);
 		free(lvalue);
+	}
+	if (ok)
+	{
+		/* the database's owner may make every new session SET ROLE to her */
+		sql = xprintf("ALTER ROLE %s SET role = 'none'", qrole);
+		ok = exec_sql(s, sql, 0);
+		free(sql);
 	}
 	if (ok && v16)
 	{

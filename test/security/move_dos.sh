@@ -10,6 +10,9 @@
 #     its move lock could not be written;
 #   - with idle_session_timeout (and, from PostgreSQL 17, transaction_timeout)
 #     as the database's default, lost its sessions in the middle of a step;
+#   - with her ALTER DATABASE app SET role = mallory, ran every session of
+#     the move as mallory, and failed (refused on 15230ef: "permission
+#     denied for table move_journal" or the like);
 #   - when her partial index's predicate took the name of the next helper
 #     function of the counts (pg_temp.shardid_move_as_owner_N, made in the
 #     move's own session), failed with "function ... already exists" (so did
@@ -19,7 +22,8 @@
 # and pg_restore and of the subscription (read-only off, timeouts off), and
 # makes its helpers in a schema of its own with a random name.
 #   1. both databases read-only by default, with short idle and
-#      transaction timeouts and exit_on_error: the offline move a -> b runs,
+#      transaction timeouts, exit_on_error and role mallory: the offline
+#      move a -> b runs,
 #      and the online move back;
 #   2. her predicate takes the helper names of 1.3 (and of the hashes in
 #      pg_temp): the offline move runs;
@@ -32,7 +36,7 @@ move_servers 430 2 "${LOGICAL[@]}" || exit 1
 # the test's own sessions are writable and never time out; the moves' are not told
 version=$(on "$a" -c "SHOW server_version_num")
 PGOPTIONS="-c default_transaction_read_only=off -c idle_session_timeout=0 -c exit_on_error=off -c statement_timeout=0"
-PGOPTIONS+=" -c lock_timeout=0 -c idle_in_transaction_session_timeout=0"
+PGOPTIONS+=" -c lock_timeout=0 -c idle_in_transaction_session_timeout=0 -c role=none"
 [ "$version" -ge 170000 ] && PGOPTIONS+=" -c transaction_timeout=0"
 export PGOPTIONS
 for p in $a $b; do
@@ -50,7 +54,7 @@ hostile() {	# hostile SET|RESET
 	local p s
 	for p in $a $b; do
 		for s in "default_transaction_read_only = on" "idle_session_timeout = 20" "exit_on_error = on" \
-			"statement_timeout = 20" "lock_timeout = 20" "idle_in_transaction_session_timeout = 20"; do
+			"statement_timeout = 20" "lock_timeout = 20" "idle_in_transaction_session_timeout = 20" "role = mallory"; do
 			[ "$1" = RESET ] && s=${s%% =*}
 			as_mallory "$p" -c "ALTER DATABASE app $1 $s" >/dev/null || exit 1
 		done
@@ -60,6 +64,8 @@ hostile() {	# hostile SET|RESET
 hostile SET
 expect "$(env -u PGOPTIONS "$PG_BIN/psql" -X -At -d "$(conn "$b")" -c "SHOW default_transaction_read_only")" = on \
 	"a new session on b is read-only (test of the test)"
+expect "$(env -u PGOPTIONS "$PG_BIN/psql" -X -At -d "$(conn "$b")" -c "SELECT current_user")" = mallory \
+	"a superuser's new session on b runs as mallory (test of the test)"
 
 # 1. offline and online, with her defaults
 moved() {	# moved WHAT FROM TO [options...]: the move of shard 5, then --drop-source
