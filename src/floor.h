@@ -17,5 +17,6 @@ extern void shardid_floor_hooks_init(void);
 extern bool shardid_next_id_present(void);
 extern bool shardid_is_next_id(Oid funcid);
 extern Bitmapset *shardid_id_columns(Relation rel);
+extern Bitmapset *shardid_id_shards(Relation rel);
 
 #endif							/* SHARDID_FLOOR_H */

@@ -1,0 +1,262 @@
+/*-------------------------------------------------------------------------
+ *
+ * feed.c
+ *	  The shards an enabled subscription of this database feeds: the id
+ *	  path refuses their ids until the subscription is disabled or dropped.
+ *
+ * A logical replication subscription applies rows through the apply
+ * worker's own executor calls (ExecSimpleRelationInsert() and its kin): no
+ * executor hook, no statement trigger, no DDL moment, so nothing raises
+ * the floor of a shard whose rows it brings while it applies them (the
+ * event trigger raises it when the subscription is disabled or dropped:
+ * floor.c).  Meanwhile next_id() of that shard here could make ids that
+ * sort below, or repeat, the ids it brings.  So while an enabled
+ * subscription of this database has, in pg_subscription_rel, a table whose
+ * id column's DEFAULT calls next_id() with a constant shard (the floor
+ * module's per-table cache knows which), the id path refuses ids of that
+ * shard, naming the subscription and the step.
+ *
+ * The id path reads no table: each backend keeps the set of refused shards
+ * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
+ * the backend's first id, and after an invalidation of pg_subscription or
+ * pg_subscription_rel, of a subscribed table's definition, or of pg_proc
+ * or pg_type (next_id() and domains' DEFAULTs) while any table is
+ * subscribed.  Recomputing lists this database's subscriptions (a syscache
+ * list), and for the enabled ones only their tables; with none enabled it
+ * reads nothing else.  During recovery nothing is refused here (recovery
+ * refuses every id) and the set stays stale, for a promotion.
+ *
+ * src/feed.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
+#include "miscadmin.h"
+#include "nodes/bitmapset.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "feed.h"
+#include "floor.h"
+
+bool		shardid_feed_valid = false;
+bool		shardid_feed_any = false;
+uint64		shardid_feed_shards[SHARDID_NSHARDS / 64];
+
+/* the tables of this database's enabled subscriptions, in TopMemoryContext */
+static List *feed_relids = NIL;
+
+/* invalidations seen: a recompute that saw one meanwhile is stale */
+static uint64 feed_invalidations = 0;
+
+/* a recompute is under way: every invalidation may concern it */
+static bool feed_computing = false;
+
+/* recomputes in a row that met invalidations before one is kept */
+#define FEED_TRIES 3
+
+static void
+feed_forget(void)
+{
+	shardid_feed_valid = false;
+	feed_invalidations++;
+}
+
+/* pg_subscription or pg_subscription_rel changed, in any database */
+static void
+feed_subscription_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	feed_forget();
+}
+
+/* next_id() or a domain's DEFAULT may have changed: only if any table is fed */
+static void
+feed_definitions_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (feed_relids != NIL || feed_computing)
+		feed_forget();
+}
+
+/* a table's definition changed: only a subscribed one's matters */
+static void
+feed_relation_changed(Datum arg, Oid relid)
+{
+	if (feed_computing ||
+		(feed_relids != NIL &&
+		 (!OidIsValid(relid) || list_member_oid(feed_relids, relid))))
+		feed_forget();
+}
+
+/* the shards of table relid's next_id() DEFAULTs; NULL if it is gone */
+static Bitmapset *
+table_shards(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	Bitmapset  *shards = NULL;
+
+	if (rel == NULL)
+		return NULL;
+	if (rel->rd_rel->relkind == RELKIND_RELATION ||
+		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+		shards = shardid_id_shards(rel);
+	/* nothing of the table is kept: its lock need not outlive the look */
+	relation_close(rel, AccessShareLock);
+	return shards;
+}
+
+/*
+ * Walk the enabled subscriptions of this database and their tables.  With
+ * want < 0: fill shards and *relids.  With want a shard: stop at the first
+ * table that feeds it, returning the subscription's name and the table's
+ * oid (for the error), or false.
+ */
+static bool
+feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_out)
+{
+	CatCList   *list;
+	bool		present = shardid_next_id_present();
+	bool		found = false;
+
+	list = SearchSysCacheList1(SUBSCRIPTIONNAME, ObjectIdGetDatum(MyDatabaseId));
+	for (int i = 0; i < list->n_members && !found; i++)
+	{
+		Form_pg_subscription sub = (Form_pg_subscription) GETSTRUCT(&list->members[i]->tuple);
+		List	   *rels;
+		ListCell   *lc;
+
+		if (!sub->subenabled)
+			continue;
+		rels = shardid_subscription_relations(sub->oid);
+		foreach(lc, rels)
+		{
+			Oid			relid = ((SubscriptionRelState *) lfirst(lc))->relid;
+			Bitmapset  *fed;
+			int			shard = -1;
+
+			if (relids != NULL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+				*relids = lappend_oid(*relids, relid);
+				MemoryContextSwitchTo(old);
+			}
+			if (!present)
+				continue;
+			fed = table_shards(relid);
+			if (want >= 0 && bms_is_member(want, fed))
+			{
+				*subname = pstrdup(NameStr(sub->subname));
+				*relid_out = relid;
+				found = true;
+				break;
+			}
+			while (shards != NULL && (shard = bms_next_member(fed, shard)) >= 0)
+				shards[shard >> 6] |= UINT64CONST(1) << (shard & 63);
+			bms_free(fed);
+		}
+		list_free_deep(rels);
+	}
+	ReleaseSysCacheList(list);
+	return found;
+}
+
+/*
+ * Compute the set of refused shards again.  Opening a table processes
+ * invalidations: where one came in meanwhile, again, up to FEED_TRIES
+ * times, after which the set is used but stays stale.  An error leaves it
+ * stale too.
+ */
+void
+shardid_feed_recompute(void)
+{
+	uint64		shards[SHARDID_NSHARDS / 64];
+
+	if (RecoveryInProgress())
+		return;
+	for (int tries = 0; tries < FEED_TRIES; tries++)
+	{
+		uint64		seen = feed_invalidations;
+		List	   *relids = NIL;
+		bool		any = false;
+
+		memset(shards, 0, sizeof(shards));
+		feed_computing = true;
+		PG_TRY();
+		{
+			(void) feed_walk(-1, shards, &relids, NULL, NULL);
+		}
+		PG_FINALLY();
+		{
+			feed_computing = false;
+		}
+		PG_END_TRY();
+		list_free(feed_relids);
+		feed_relids = relids;
+		for (int w = 0; w < (int) lengthof(shards); w++)
+			any = any || shards[w] != 0;
+		memcpy(shardid_feed_shards, shards, sizeof(shards));
+		shardid_feed_any = any;
+		if (seen == feed_invalidations)
+		{
+			shardid_feed_valid = true;
+			return;
+		}
+	}
+}
+
+/*
+ * The error of an id of shard, which an enabled subscription feeds; when
+ * no subscription feeds it any more (it changed since the set was made),
+ * the set is made again and the id goes on.
+ */
+void
+shardid_feed_refuse(int32 shard)
+{
+	char	   *subname = NULL;
+	Oid			relid = InvalidOid;
+	const char *table;
+
+	if (!feed_walk(shard, NULL, NULL, &subname, &relid))
+	{
+		feed_forget();
+		shardid_feed_recompute();
+		if (!shardid_feed_any ||
+			!((shardid_feed_shards[shard >> 6] >> (shard & 63)) & 1) ||
+			!feed_walk(shard, NULL, NULL, &subname, &relid))
+			return;
+	}
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
+			 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
+					   table, shard),
+			 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
+					 shard, quote_identifier(subname), quote_identifier(subname))));
+}
+
+/* from _PG_init(): the invalidations that make the set stale */
+void
+shardid_feed_init(void)
+{
+	CacheRegisterSyscacheCallback(SUBSCRIPTIONOID, feed_subscription_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, feed_subscription_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, feed_definitions_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(TYPEOID, feed_definitions_changed, (Datum) 0);
+	CacheRegisterRelcacheCallback(feed_relation_changed, (Datum) 0);
+}
