@@ -128,7 +128,7 @@ static bool
 feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_out)
 {
 	CatCList   *list;
-	bool		present = shardid_next_id_present();
+	int			present = -1;	/* next_id() here: looked up at a first table */
 	bool		found = false;
 
 	list = SearchSysCacheList1(SUBSCRIPTIONNAME, ObjectIdGetDatum(MyDatabaseId));
@@ -154,7 +154,9 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 				*relids = lappend_oid(*relids, relid);
 				MemoryContextSwitchTo(old);
 			}
-			if (!present)
+			if (present < 0)
+				present = shardid_next_id_present() ? 1 : 0;
+			if (present == 0)
 				continue;
 			fed = table_shards(relid);
 			if (want >= 0 && bms_is_member(want, fed))
