@@ -19,11 +19,12 @@
  * The id path reads no table: each backend keeps the set of refused shards
  * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
  * the backend's first id, and after an invalidation of pg_subscription or
- * pg_subscription_rel, of a subscribed table's definition, or of pg_proc
- * or pg_type (next_id() and domains' DEFAULTs) while any table is
- * subscribed.  Recomputing lists this database's subscriptions (a syscache
- * list), and for the enabled ones only their tables; with none enabled it
- * reads nothing else.  During recovery nothing is refused here (recovery
+ * pg_subscription_rel (syscache callbacks), or, while any table is
+ * subscribed, when the floor module's cache forgets a subscribed table
+ * (its relcache invalidation) or every table (pg_proc or pg_type changed:
+ * next_id() and domains' DEFAULTs).  Recomputing lists this database's
+ * subscriptions (a syscache list), and for the enabled ones only their
+ * tables; with none enabled it reads nothing else.  During recovery nothing is refused here (recovery
  * refuses every id) and the set stays stale, for a promotion.
  *
  * src/feed.c
@@ -83,17 +84,14 @@ feed_subscription_changed(Datum arg, int cacheid, uint32 hashvalue)
 	feed_forget();
 }
 
-/* next_id() or a domain's DEFAULT may have changed: only if any table is fed */
+/*
+ * The floor module's cache forgot table relid's id columns (a relcache
+ * invalidation), or every table's (InvalidOid: a relcache reset, or
+ * next_id() or a domain's DEFAULT may have changed): only a subscribed
+ * table matters
+ */
 static void
-feed_definitions_changed(Datum arg, int cacheid, uint32 hashvalue)
-{
-	if (feed_relids != NIL || feed_computing)
-		feed_forget();
-}
-
-/* a table's definition changed: only a subscribed one's matters */
-static void
-feed_relation_changed(Datum arg, Oid relid)
+feed_relation_changed(Oid relid)
 {
 	if (feed_computing ||
 		(feed_relids != NIL &&
@@ -258,7 +256,5 @@ shardid_feed_init(void)
 {
 	CacheRegisterSyscacheCallback(SUBSCRIPTIONOID, feed_subscription_changed, (Datum) 0);
 	CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, feed_subscription_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(PROCOID, feed_definitions_changed, (Datum) 0);
-	CacheRegisterSyscacheCallback(TYPEOID, feed_definitions_changed, (Datum) 0);
-	CacheRegisterRelcacheCallback(feed_relation_changed, (Datum) 0);
+	shardid_id_columns_forgotten(feed_relation_changed);
 }

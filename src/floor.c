@@ -1235,6 +1235,9 @@ typedef struct IdColumns
 
 static HTAB *id_columns_cache = NULL;
 
+/* shardid_id_columns_forgotten()'s function, or NULL */
+static ShardidIdColumnsForgotten id_columns_forgotten = NULL;
+
 static void
 id_columns_forget_all(void)
 {
@@ -1266,6 +1269,8 @@ id_columns_forget(Datum arg, Oid relid)
 {
 	IdColumns  *entry;
 
+	if (id_columns_forgotten != NULL)
+		id_columns_forgotten(relid);
 	if (id_columns_cache == NULL)
 		return;
 	if (!OidIsValid(relid))
@@ -1294,6 +1299,8 @@ next_id_forget(Datum arg, int cacheid, uint32 hashvalue)
 		next_id_known = false;
 		registry_known = false;
 	}
+	if (id_columns_forgotten != NULL)
+		id_columns_forgotten(InvalidOid);
 	id_columns_forget_all();
 }
 
@@ -1949,6 +1956,12 @@ Bitmapset *
 shardid_id_shards(Relation rel)
 {
 	return bms_copy(id_columns_entry(rel)->shards);
+}
+
+void
+shardid_id_columns_forgotten(ShardidIdColumnsForgotten fn)
+{
+	id_columns_forgotten = fn;
 }
 
 /* from _PG_init(): the hooks of the writes of explicit ids */

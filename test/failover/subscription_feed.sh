@@ -6,13 +6,15 @@
 # the floor, and ids flow again with no further step.
 #
 # Server a, its clock 40 s ahead of the real one, publishes table s_005.t
-# (DEFAULT shardid.next_id(5), 2,000 rows).  Server b (right clock,
+# (DEFAULT shardid.next_id(5), 2,000 rows) and s_007.t (shard 7, 1 row).  Server b (right clock,
 # shardid.max_lead_ms = 60000, so that a's ids lie within what strict mode
 # follows) has s_005.t and s_006.t (shard 6) registered, and subscribes to
 # a's publication.  Checks, on b:
 #   - a backend that made an id of shard 5 before the subscription existed
 #     is refused after it (the invalidation reaches it), with the message
 #     pinned below; so is a new backend, and an INSERT by the DEFAULT
+#   - a subscribed table s_007.t without a DEFAULT on b: a backend makes ids
+#     of shard 7 until the table gets DEFAULT next_id(7), then is refused
 #   - shard 6, which the subscription does not feed, makes ids
 #   - ALTER SUBSCRIPTION ... DISABLE: 2,000 ids of shard 5, none at or
 #     below the newest replicated id
@@ -30,7 +32,10 @@ CREATE SCHEMA s_005;
 CREATE TABLE s_005.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(5), v int);
 SELECT shardid.register_shard(5, 's_005');
 INSERT INTO s_005.t (v) SELECT g FROM generate_series(1, 2000) g;
-CREATE PUBLICATION pub FOR TABLE s_005.t;
+CREATE SCHEMA s_007;
+CREATE TABLE s_007.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(7), v int);
+INSERT INTO s_007.t (v) VALUES (1);
+CREATE PUBLICATION pub FOR TABLE s_005.t, s_007.t;
 SQL
 
 app_server b "$port_b" "shardid.max_lead_ms = 60000" || { fail "server b did not start"; finish; }
@@ -40,6 +45,8 @@ CREATE SCHEMA s_005;
 CREATE SCHEMA s_006;
 CREATE TABLE s_005.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(5), v int);
 CREATE TABLE s_006.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6), v int);
+CREATE SCHEMA s_007;
+CREATE TABLE s_007.t (id bigint PRIMARY KEY, v int);
 SELECT shardid.register_shard(5, 's_005'), shardid.register_shard(6, 's_006');
 CREATE TABLE public.gate (name text);
 CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
@@ -82,15 +89,32 @@ early=$!
 
 q_at "$port_b" -c "CREATE SUBSCRIPTION sub CONNECTION 'host=$SHARDID_TMP port=$port_a dbname=app user=postgres' PUBLICATION pub" \
 	>/dev/null || fail "CREATE SUBSCRIPTION"
-synced() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate = 'r'")" = 1 ] &&
+synced() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate = 'r'")" = 2 ] &&
 	[ "$(q_at "$port_b" -c "SELECT count(*) FROM s_005.t")" = 2000 ]; }
 wait_until "the subscription copied s_005.t" synced
 replicated_max=$(q_at "$port_b" -c "SELECT max(id) FROM s_005.t")
 echo "replicated: $(q_at "$port_b" -c "SELECT count(*) || ' rows, the newest ' || max(id) FROM s_005.t")"
 
+# a backend that made ids of shard 7 while the subscription fed s_007.t,
+# which had no DEFAULT; then s_007.t gets one
+q_at "$port_b" -c "SELECT shardid.next_id(7) > 0 AS before_default" \
+	-c "INSERT INTO public.gate VALUES ('seven')" \
+	-c "SELECT public.await('SELECT EXISTS (SELECT FROM public.gate WHERE name = ''default'')')" \
+	-c "SELECT shardid.next_id(7)" >"$SHARDID_TMP/seven.out" 2>&1 &
+seven=$!
+
 q_at "$port_b" -c "INSERT INTO public.gate VALUES ('subscribed')" >/dev/null
 wait "$early"
 refused "a backend that made ids before the subscription" "$(cat "$SHARDID_TMP/early.out")"
+
+seven_ready() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM public.gate WHERE name = 'seven'")" = 1 ]; }
+wait_until "the backend's id of shard 7" seven_ready
+q_at "$port_b" -c "ALTER TABLE s_007.t ALTER id SET DEFAULT shardid.next_id(7)" \
+	-c "INSERT INTO public.gate VALUES ('default')" >/dev/null || fail "the DEFAULT of s_007.t"
+wait "$seven"
+echo "a backend that made ids of shard 7 before s_007.t had its DEFAULT: $(grep -m1 ERROR "$SHARDID_TMP/seven.out")"
+expect "$(grep -m1 '^ERROR:' "$SHARDID_TMP/seven.out")" = 'ERROR:  shard 7 receives rows from subscription "sub"' \
+	"a backend that made ids of shard 7 before s_007.t had its DEFAULT: the error"
 
 out=$(q_at "$port_b" -c "SELECT shardid.next_id(5)" 2>&1) && echo "next_id(5) while subscribed: $out"
 refused "next_id(5) while subscribed" "$out"
