@@ -54,9 +54,12 @@
 #include "feed.h"
 #include "floor.h"
 
-bool		shardid_feed_valid = false;
-bool		shardid_feed_any = false;
-uint64		shardid_feed_shards[SHARDID_NSHARDS / 64];
+bool		shardid_feed_look = true;
+
+/* the set of refused shards: known (else stale), any refused, which */
+static bool feed_valid = false;
+static bool feed_any = false;
+static uint64 feed_shards[SHARDID_NSHARDS / 64];
 
 /* the tables of this database's enabled subscriptions, in TopMemoryContext */
 static List *feed_relids = NIL;
@@ -73,7 +76,8 @@ static bool feed_computing = false;
 static void
 feed_forget(void)
 {
-	shardid_feed_valid = false;
+	feed_valid = false;
+	shardid_feed_look = true;
 	feed_invalidations++;
 }
 
@@ -180,8 +184,8 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
  * times, after which the set is used but stays stale.  An error leaves it
  * stale too.
  */
-void
-shardid_feed_recompute(void)
+static void
+feed_recompute(void)
 {
 	uint64		shards[SHARDID_NSHARDS / 64];
 
@@ -208,34 +212,47 @@ shardid_feed_recompute(void)
 		feed_relids = relids;
 		for (int w = 0; w < (int) lengthof(shards); w++)
 			any = any || shards[w] != 0;
-		memcpy(shardid_feed_shards, shards, sizeof(shards));
-		shardid_feed_any = any;
+		memcpy(feed_shards, shards, sizeof(shards));
+		feed_any = any;
 		if (seen == feed_invalidations)
 		{
-			shardid_feed_valid = true;
+			feed_valid = true;
+			shardid_feed_look = any;
 			return;
 		}
 	}
 }
 
+/* whether the set refuses shard */
+static inline bool
+feed_refuses(int32 shard)
+{
+	return feed_any && ((feed_shards[shard >> 6] >> (shard & 63)) & 1) != 0;
+}
+
 /*
- * The error of an id of shard, which an enabled subscription feeds; when
- * no subscription feeds it any more (it changed since the set was made),
- * the set is made again and the id goes on.
+ * The id path's look at the set (shardid_feed_check()), when it is stale
+ * or refuses a shard: made again if stale; the error of an id of shard if
+ * an enabled subscription feeds it.  A subscription that no longer feeds
+ * it (it changed since the set was made) makes the set again and lets the
+ * id go on.
  */
 void
-shardid_feed_refuse(int32 shard)
+shardid_feed_look_at(int32 shard)
 {
 	char	   *subname = NULL;
 	Oid			relid = InvalidOid;
 	const char *table;
 
+	if (!feed_valid)
+		feed_recompute();
+	if (!feed_refuses(shard))
+		return;
 	if (!feed_walk(shard, NULL, NULL, &subname, &relid))
 	{
 		feed_forget();
-		shardid_feed_recompute();
-		if (!shardid_feed_any ||
-			!((shardid_feed_shards[shard >> 6] >> (shard & 63)) & 1) ||
+		feed_recompute();
+		if (!feed_refuses(shard) ||
 			!feed_walk(shard, NULL, NULL, &subname, &relid))
 			return;
 	}
