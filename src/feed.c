@@ -24,8 +24,9 @@
  * (its relcache invalidation) or every table (pg_proc or pg_type changed:
  * next_id() and domains' DEFAULTs).  Recomputing lists this database's
  * subscriptions (a syscache list), and for the enabled ones only their
- * tables; with none enabled it reads nothing else.  During recovery nothing is refused here (recovery
- * refuses every id) and the set stays stale, for a promotion.
+ * tables; with none enabled it reads nothing else.  During recovery
+ * nothing is refused here (recovery refuses every id) and the set stays
+ * stale, for a promotion.
  *
  * src/feed.c
  *
@@ -41,7 +42,6 @@
 #include "catalog/pg_subscription_rel.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
-#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
 #include "utils/inval.h"
@@ -242,7 +242,8 @@ shardid_feed_look_at(int32 shard)
 {
 	char	   *subname = NULL;
 	Oid			relid = InvalidOid;
-	const char *table;
+	char	   *nspname;
+	char	   *relname;
 
 	if (!feed_valid)
 		feed_recompute();
@@ -256,13 +257,15 @@ shardid_feed_look_at(int32 shard)
 			!feed_walk(shard, NULL, NULL, &subname, &relid))
 			return;
 	}
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									   get_rel_name(relid));
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	relname = get_rel_name(relid);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
 			 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
-					   table, shard),
+					   quote_qualified_identifier(nspname != NULL ? nspname : "?",
+												  relname != NULL ? relname : "?"),
+					   shard),
 			 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
 					 shard, quote_identifier(subname), quote_identifier(subname))));
 }
