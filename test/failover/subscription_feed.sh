@@ -83,9 +83,12 @@ below() {
 # a backend of b that makes an id of shard 5 before the subscription exists,
 # then waits for it and tries again
 q_at "$port_b" -c "SELECT shardid.next_id(5) > 0 AS early_id" \
+	-c "INSERT INTO public.gate VALUES ('early')" \
 	-c "SELECT public.await('SELECT EXISTS (SELECT FROM public.gate WHERE name = ''subscribed'')')" \
 	-c "SELECT shardid.next_id(5)" >"$SHARDID_TMP/early.out" 2>&1 &
 early=$!
+gate() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM public.gate WHERE name = '$1'")" = 1 ]; }
+wait_until "the early backend's id of shard 5" gate early
 
 q_at "$port_b" -c "CREATE SUBSCRIPTION sub CONNECTION 'host=$SHARDID_TMP port=$port_a dbname=app user=postgres' PUBLICATION pub" \
 	>/dev/null || fail "CREATE SUBSCRIPTION"
@@ -105,13 +108,14 @@ seven=$!
 
 q_at "$port_b" -c "INSERT INTO public.gate VALUES ('subscribed')" >/dev/null
 wait "$early"
+expect "$(head -1 "$SHARDID_TMP/early.out")" = t "the early backend's id of shard 5 before the subscription"
 refused "a backend that made ids before the subscription" "$(cat "$SHARDID_TMP/early.out")"
 
-seven_ready() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM public.gate WHERE name = 'seven'")" = 1 ]; }
-wait_until "the backend's id of shard 7" seven_ready
+wait_until "the backend's id of shard 7" gate seven
 q_at "$port_b" -c "ALTER TABLE s_007.t ALTER id SET DEFAULT shardid.next_id(7)" \
 	-c "INSERT INTO public.gate VALUES ('default')" >/dev/null || fail "the DEFAULT of s_007.t"
 wait "$seven"
+expect "$(head -1 "$SHARDID_TMP/seven.out")" = t "the backend's id of shard 7 before s_007.t had its DEFAULT"
 echo "a backend that made ids of shard 7 before s_007.t had its DEFAULT: $(grep -m1 ERROR "$SHARDID_TMP/seven.out")"
 expect "$(grep -m1 '^ERROR:' "$SHARDID_TMP/seven.out")" = 'ERROR:  shard 7 receives rows from subscription "sub"' \
 	"a backend that made ids of shard 7 before s_007.t had its DEFAULT: the error"
