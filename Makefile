@@ -3,7 +3,7 @@
 EXTENSION = shardid
 
 MODULE_big = shardid
-OBJS = src/shardid.o src/shared.o src/stored.o src/floor.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o src/convert.o src/citus.o
+OBJS = src/shardid.o src/shared.o src/stored.o src/floor.o src/feed.o src/mark.o src/session.o src/settings.o src/clock.o src/catalog.o src/convert.o src/citus.o
 
 # The current SQL is kept once, in src/sql/shardid.sql; make builds from it
 # the install script of the release in shardid.control, with sections 0 and

@@ -59,6 +59,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "catalog.h"
 #include "compat.h"
 #include "convert.h"
 #include "shardid_core.h"
@@ -109,6 +110,21 @@ nextval_sequence(Node *node, Oid *seqid)
 		return false;
 	*seqid = DatumGetObjectId(c->constvalue);
 	return true;
+}
+
+/*
+ * The shard of a stored DEFAULT expr (stringToNode() of pg_attrdef.adbin or
+ * pg_type.typdefaultbin) that is a plain call of either next_id() function
+ * with a constant shard in range: for the floor module's per-table cache
+ * (floor.c), which the refusal of shards a subscription feeds reads.
+ */
+bool
+shardid_default_shard(Node *expr, Oid next_id_seq, Oid next_id_counter, int32 *shard)
+{
+	FuncExpr   *call = next_id_call(expr, next_id_seq, next_id_counter);
+
+	return call != NULL && list_length(call->args) >= 1 &&
+		const_int4(linitial(call->args), shard) && shardid_shard_ok(*shard);
 }
 
 /*

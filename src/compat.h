@@ -187,4 +187,20 @@ shardid_alter_object_owner(Oid classid, Oid objid, Oid new_owner)
 #define shardid_table_ownercheck(relid, roleid) pg_class_ownercheck((relid), (roleid))
 #endif
 
+/*
+ * Every table of a subscription (pg_subscription_rel), as a list of
+ * SubscriptionRelState: PG 16 gave GetSubscriptionRelations() an argument
+ * that keeps only the tables not synchronized yet.
+ */
+#include "catalog/pg_subscription_rel.h"
+static inline List *
+shardid_subscription_relations(Oid subid)
+{
+#if PG_VERSION_NUM >= 160000
+	return GetSubscriptionRelations(subid, false);
+#else
+	return GetSubscriptionRelations(subid);
+#endif
+}
+
 #endif							/* SHARDID_COMPAT_H */

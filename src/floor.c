@@ -80,6 +80,7 @@
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
+#include "catalog.h"
 #include "clock.h"
 #include "floor.h"
 #include "mark.h"
@@ -1229,9 +1230,13 @@ typedef struct IdColumns
 {
 	Oid			relid;
 	Bitmapset  *cols;			/* in CacheMemoryContext; NULL: none */
+	Bitmapset  *shards;			/* the constant shards of their DEFAULTs */
 } IdColumns;
 
 static HTAB *id_columns_cache = NULL;
+
+/* shardid_id_columns_forgotten()'s function, or NULL */
+static ShardidIdColumnsForgotten id_columns_forgotten = NULL;
 
 static void
 id_columns_forget_all(void)
@@ -1245,6 +1250,7 @@ id_columns_forget_all(void)
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
 		bms_free(entry->cols);
+		bms_free(entry->shards);
 		(void) hash_search(id_columns_cache, &entry->relid, HASH_REMOVE, NULL);
 	}
 }
@@ -1263,6 +1269,8 @@ id_columns_forget(Datum arg, Oid relid)
 {
 	IdColumns  *entry;
 
+	if (id_columns_forgotten != NULL)
+		id_columns_forgotten(relid);
 	if (id_columns_cache == NULL)
 		return;
 	if (!OidIsValid(relid))
@@ -1274,6 +1282,7 @@ id_columns_forget(Datum arg, Oid relid)
 	if (entry != NULL)
 	{
 		bms_free(entry->cols);
+		bms_free(entry->shards);
 		(void) hash_search(id_columns_cache, &relid, HASH_REMOVE, NULL);
 	}
 }
@@ -1290,6 +1299,8 @@ next_id_forget(Datum arg, int cacheid, uint32 hashvalue)
 		next_id_known = false;
 		registry_known = false;
 	}
+	if (id_columns_forgotten != NULL)
+		id_columns_forgotten(InvalidOid);
 	id_columns_forget_all();
 }
 
@@ -1331,6 +1342,20 @@ calls_next_id(const char *stored)
 }
 
 /*
+ * shards with the shard of stored, a DEFAULT that calls next_id(), added
+ * when it is a plain call with a constant shard (catalog.c reads the tree)
+ */
+static Bitmapset *
+add_default_shard(Bitmapset *shards, const char *stored)
+{
+	int32		shard;
+
+	if (shardid_default_shard(stringToNode(stored), next_id_oids[1], next_id_oids[0], &shard))
+		shards = bms_add_member(shards, shard);
+	return shards;
+}
+
+/*
  * The columns of rel, without a DEFAULT of their own, whose column of the
  * same name in a table rel inherits from has a DEFAULT that calls
  * next_id(): a partition attached from a table made without the DEFAULT
@@ -1338,7 +1363,7 @@ calls_next_id(const char *stored)
  * TABLE ... INHERIT.  From pg_attrdef, locking no ancestor.
  */
 static Bitmapset *
-inherited_id_columns(Relation rel, Bitmapset *cols)
+inherited_id_columns(Relation rel, Bitmapset *cols, Bitmapset **shards)
 {
 	List	   *ancestors;
 	ListCell   *lc;
@@ -1371,7 +1396,10 @@ inherited_id_columns(Relation rel, Bitmapset *cols)
 			name = get_attname(lfirst_oid(lc), def->adnum, true);
 			attnum = name != NULL ? get_attnum(RelationGetRelid(rel), name) : InvalidAttrNumber;
 			if (attnum > 0 && !TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atthasdef)
+			{
 				cols = bms_add_member(cols, attnum);
+				*shards = add_default_shard(*shards, TextDatumGetCString(bin));
+			}
 		}
 		systable_endscan(scan);
 	}
@@ -1383,10 +1411,11 @@ inherited_id_columns(Relation rel, Bitmapset *cols)
 /*
  * The columns of rel whose DEFAULT calls next_id(): the column's own, or
  * else its domain's (domains are types of their own, never built in), or
- * else that of a table it inherits from (inherited_id_columns()).
+ * else that of a table it inherits from (inherited_id_columns()).  Into
+ * *shards the shards of those DEFAULTs that name a constant one.
  */
 static Bitmapset *
-id_default_columns(Relation rel)
+id_default_columns(Relation rel, Bitmapset **shards)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	Bitmapset  *cols = NULL;
@@ -1395,7 +1424,10 @@ id_default_columns(Relation rel)
 	if (desc->constr != NULL)
 		for (i = 0; i < desc->constr->num_defval; i++)
 			if (calls_next_id(desc->constr->defval[i].adbin))
+			{
 				cols = bms_add_member(cols, desc->constr->defval[i].adnum);
+				*shards = add_default_shard(*shards, desc->constr->defval[i].adbin);
+			}
 	for (i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
@@ -1419,8 +1451,13 @@ id_default_columns(Relation rel)
 				bin = SysCacheGetAttr(TYPEOID, tuple, Anum_pg_type_typdefaultbin, &isnull);
 				if (!isnull)
 				{
-					if (calls_next_id(TextDatumGetCString(bin)))
+					char	   *stored = TextDatumGetCString(bin);
+
+					if (calls_next_id(stored))
+					{
 						cols = bms_add_member(cols, att->attnum);
+						*shards = add_default_shard(*shards, stored);
+					}
 				}
 				else
 					type = typ->typbasetype;	/* the base domain's default */
@@ -1428,12 +1465,12 @@ id_default_columns(Relation rel)
 			ReleaseSysCache(tuple);
 		}
 	}
-	return inherited_id_columns(rel, cols);
+	return inherited_id_columns(rel, cols, shards);
 }
 
-/* id_default_columns(rel), from the cache; NULL: none */
-static Bitmapset *
-id_columns_of(Relation rel)
+/* the cache's entry of rel (id_default_columns()), made when missing */
+static IdColumns *
+id_columns_entry(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
 	IdColumns  *entry;
@@ -1452,16 +1489,26 @@ id_columns_of(Relation rel)
 	entry = hash_search(id_columns_cache, &relid, HASH_FIND, NULL);
 	if (entry == NULL)
 	{
-		Bitmapset  *cols = id_default_columns(rel);
+		Bitmapset  *shards = NULL;
+		Bitmapset  *cols = id_default_columns(rel, &shards);
 		MemoryContext old = MemoryContextSwitchTo(CacheMemoryContext);
 
 		entry = hash_search(id_columns_cache, &relid, HASH_ENTER, &found);
 		entry->cols = bms_copy(cols);
+		entry->shards = bms_copy(shards);
 		MemoryContextSwitchTo(old);
 		bms_free(cols);
+		bms_free(shards);
 	}
+	return entry;
+}
+
+/* id_default_columns(rel), from the cache; NULL: none */
+static Bitmapset *
+id_columns_of(Relation rel)
+{
 	/* a copy: an invalidation may free the cache's own at any lock taken */
-	return bms_copy(entry->cols);
+	return bms_copy(id_columns_entry(rel)->cols);
 }
 
 /*
@@ -1897,6 +1944,24 @@ Bitmapset *
 shardid_id_columns(Relation rel)
 {
 	return id_columns_of(rel);
+}
+
+/*
+ * For src/feed.c, which refuses ids of the shards an enabled subscription
+ * feeds: the shards whose next_id() the DEFAULTs of rel's id columns call
+ * with a constant shard (a copy, NULL when none).  The caller has called
+ * shardid_next_id_present().
+ */
+Bitmapset *
+shardid_id_shards(Relation rel)
+{
+	return bms_copy(id_columns_entry(rel)->shards);
+}
+
+void
+shardid_id_columns_forgotten(ShardidIdColumnsForgotten fn)
+{
+	id_columns_forgotten = fn;
 }
 
 PG_FUNCTION_INFO_V1(shardid_load_at_login);

@@ -29,6 +29,7 @@
 #include "compat.h"
 #include "citus.h"
 #include "clock.h"
+#include "feed.h"
 #include "floor.h"
 #include "mark.h"
 #include "session.h"
@@ -97,6 +98,7 @@ stamp_id(int32 shard, int64 seq)
 	uint64		stamp;
 	int64		ms;
 
+	shardid_feed_check(shard);
 	if (shardid_shared_kind() != SHARDID_SHARED_NONE)
 		stamp = shardid_strict_stamp(shard);
 	else
@@ -179,6 +181,7 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 							 SHARDID_NEXT_IDS_MAX)));
 		shardid_shared_attach();
 		check_shard_counters();
+		shardid_feed_check(shard);
 		funcctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(NextIdsState));
@@ -717,5 +720,6 @@ _PG_init(void)
 		shardid_mark_check_slots();
 	shardid_shmem_init();
 	shardid_floor_hooks_init();
+	shardid_feed_init();
 	shardid_citus_hooks_init();
 }

@@ -1,0 +1,280 @@
+/*-------------------------------------------------------------------------
+ *
+ * feed.c
+ *	  The shards an enabled subscription of this database feeds: the id
+ *	  path refuses their ids until the subscription is disabled or dropped.
+ *
+ * A logical replication subscription applies rows through the apply
+ * worker's own executor calls (ExecSimpleRelationInsert() and its kin): no
+ * executor hook, no statement trigger, no DDL moment, so nothing raises
+ * the floor of a shard whose rows it brings while it applies them (the
+ * event trigger raises it when the subscription is disabled or dropped:
+ * floor.c).  Meanwhile next_id() of that shard here could make ids that
+ * sort below, or repeat, the ids it brings.  So while an enabled
+ * subscription of this database has, in pg_subscription_rel, a table whose
+ * id column's DEFAULT calls next_id() with a constant shard (the floor
+ * module's per-table cache knows which), the id path refuses ids of that
+ * shard, naming the subscription and the step.
+ *
+ * The id path reads no table: each backend keeps the set of refused shards
+ * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
+ * the backend's first id, and after an invalidation of pg_subscription or
+ * pg_subscription_rel (syscache callbacks), or, while any table is
+ * subscribed, when the floor module's cache forgets a subscribed table
+ * (its relcache invalidation) or every table (pg_proc or pg_type changed:
+ * next_id() and domains' DEFAULTs).  Recomputing lists this database's
+ * subscriptions (a syscache list), and for the enabled ones only their
+ * tables; with none enabled it reads nothing else.  During recovery
+ * nothing is refused here (recovery refuses every id) and the set stays
+ * stale, for a promotion.
+ *
+ * src/feed.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
+#include "miscadmin.h"
+#include "nodes/bitmapset.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "feed.h"
+#include "floor.h"
+
+bool		shardid_feed_look = true;
+
+/* the set of refused shards: known (else stale), any refused, which */
+static bool feed_valid = false;
+static bool feed_any = false;
+static uint64 feed_shards[SHARDID_NSHARDS / 64];
+
+/* the tables of this database's enabled subscriptions, in TopMemoryContext */
+static List *feed_relids = NIL;
+
+/* invalidations seen: a recompute that saw one meanwhile is stale */
+static uint64 feed_invalidations = 0;
+
+/* a recompute is under way: every invalidation may concern it */
+static bool feed_computing = false;
+
+/* recomputes in a row that met invalidations before one is kept */
+#define FEED_TRIES 3
+
+static void
+feed_forget(void)
+{
+	feed_valid = false;
+	shardid_feed_look = true;
+	feed_invalidations++;
+}
+
+/* pg_subscription or pg_subscription_rel changed, in any database */
+static void
+feed_subscription_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	feed_forget();
+}
+
+/*
+ * The floor module's cache forgot table relid's id columns (a relcache
+ * invalidation), or every table's (InvalidOid: a relcache reset, or
+ * next_id() or a domain's DEFAULT may have changed): only a subscribed
+ * table matters
+ */
+static void
+feed_relation_changed(Oid relid)
+{
+	if (feed_computing ||
+		(feed_relids != NIL &&
+		 (!OidIsValid(relid) || list_member_oid(feed_relids, relid))))
+		feed_forget();
+}
+
+/* the shards of table relid's next_id() DEFAULTs; NULL if it is gone */
+static Bitmapset *
+table_shards(Oid relid)
+{
+	Relation	rel = try_relation_open(relid, AccessShareLock);
+	Bitmapset  *shards = NULL;
+
+	if (rel == NULL)
+		return NULL;
+	if (rel->rd_rel->relkind == RELKIND_RELATION ||
+		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+		shards = shardid_id_shards(rel);
+	/* nothing of the table is kept: its lock need not outlive the look */
+	relation_close(rel, AccessShareLock);
+	return shards;
+}
+
+/*
+ * Walk the enabled subscriptions of this database and their tables.  With
+ * want < 0: fill shards and *relids.  With want a shard: stop at the first
+ * table that feeds it, returning the subscription's name and the table's
+ * oid (for the error), or false.
+ */
+static bool
+feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_out)
+{
+	CatCList   *list;
+	int			present = -1;	/* next_id() here: looked up at a first table */
+	bool		found = false;
+
+	list = SearchSysCacheList1(SUBSCRIPTIONNAME, ObjectIdGetDatum(MyDatabaseId));
+	for (int i = 0; i < list->n_members && !found; i++)
+	{
+		Form_pg_subscription sub = (Form_pg_subscription) GETSTRUCT(&list->members[i]->tuple);
+		List	   *rels;
+		ListCell   *lc;
+
+		if (!sub->subenabled)
+			continue;
+		rels = shardid_subscription_relations(sub->oid);
+		foreach(lc, rels)
+		{
+			Oid			relid = ((SubscriptionRelState *) lfirst(lc))->relid;
+			Bitmapset  *fed;
+			int			shard = -1;
+
+			if (relids != NULL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+				*relids = lappend_oid(*relids, relid);
+				MemoryContextSwitchTo(old);
+			}
+			if (present < 0)
+				present = shardid_next_id_present() ? 1 : 0;
+			if (present == 0)
+				continue;
+			fed = table_shards(relid);
+			if (want >= 0 && bms_is_member(want, fed))
+			{
+				*subname = pstrdup(NameStr(sub->subname));
+				*relid_out = relid;
+				found = true;
+				break;
+			}
+			while (shards != NULL && (shard = bms_next_member(fed, shard)) >= 0)
+				shards[shard >> 6] |= UINT64CONST(1) << (shard & 63);
+			bms_free(fed);
+		}
+		list_free_deep(rels);
+	}
+	ReleaseSysCacheList(list);
+	return found;
+}
+
+/*
+ * Compute the set of refused shards again.  Opening a table processes
+ * invalidations: where one came in meanwhile, again, up to FEED_TRIES
+ * times, after which the set is used but stays stale.  An error leaves it
+ * stale too.
+ */
+static void
+feed_recompute(void)
+{
+	uint64		shards[SHARDID_NSHARDS / 64];
+
+	if (RecoveryInProgress())
+		return;
+	for (int tries = 0; tries < FEED_TRIES; tries++)
+	{
+		uint64		seen = feed_invalidations;
+		List	   *relids = NIL;
+		bool		any = false;
+
+		memset(shards, 0, sizeof(shards));
+		feed_computing = true;
+		PG_TRY();
+		{
+			(void) feed_walk(-1, shards, &relids, NULL, NULL);
+		}
+		PG_FINALLY();
+		{
+			feed_computing = false;
+		}
+		PG_END_TRY();
+		list_free(feed_relids);
+		feed_relids = relids;
+		for (int w = 0; w < (int) lengthof(shards); w++)
+			any = any || shards[w] != 0;
+		memcpy(feed_shards, shards, sizeof(shards));
+		feed_any = any;
+		if (seen == feed_invalidations)
+		{
+			feed_valid = true;
+			shardid_feed_look = any;
+			return;
+		}
+	}
+}
+
+/* whether the set refuses shard */
+static inline bool
+feed_refuses(int32 shard)
+{
+	return feed_any && ((feed_shards[shard >> 6] >> (shard & 63)) & 1) != 0;
+}
+
+/*
+ * The id path's look at the set (shardid_feed_check()), when it is stale
+ * or refuses a shard: made again if stale; the error of an id of shard if
+ * an enabled subscription feeds it.  A subscription that no longer feeds
+ * it (it changed since the set was made) makes the set again and lets the
+ * id go on.
+ */
+void
+shardid_feed_look_at(int32 shard)
+{
+	char	   *subname = NULL;
+	Oid			relid = InvalidOid;
+	char	   *nspname;
+	char	   *relname;
+
+	if (!feed_valid)
+		feed_recompute();
+	if (!feed_refuses(shard))
+		return;
+	if (!feed_walk(shard, NULL, NULL, &subname, &relid))
+	{
+		feed_forget();
+		feed_recompute();
+		if (!feed_refuses(shard) ||
+			!feed_walk(shard, NULL, NULL, &subname, &relid))
+			return;
+	}
+	nspname = get_namespace_name(get_rel_namespace(relid));
+	relname = get_rel_name(relid);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
+			 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
+					   quote_qualified_identifier(nspname != NULL ? nspname : "?",
+												  relname != NULL ? relname : "?"),
+					   shard),
+			 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
+					 shard, quote_identifier(subname), quote_identifier(subname))));
+}
+
+/* from _PG_init(): the invalidations that make the set stale */
+void
+shardid_feed_init(void)
+{
+	CacheRegisterSyscacheCallback(SUBSCRIPTIONOID, feed_subscription_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, feed_subscription_changed, (Datum) 0);
+	shardid_id_columns_forgotten(feed_relation_changed);
+}
