@@ -35,7 +35,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/relation.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_subscription.h"
@@ -103,11 +102,18 @@ feed_relation_changed(Oid relid)
 		feed_forget();
 }
 
-/* the shards of table relid's next_id() DEFAULTs; NULL if it is gone */
+/*
+ * The shards of table relid's next_id() DEFAULTs; NULL if it is gone.  Its
+ * relation cache entry is read without a lock on the table: the id path
+ * of every role would otherwise wait for any session that holds a
+ * subscribed table in ACCESS EXCLUSIVE mode (a role with UPDATE on it may
+ * LOCK it).  The entry shows the committed definition; a change committed
+ * later invalidates it, and the set with it (feed_relation_changed()).
+ */
 static Bitmapset *
 table_shards(Oid relid)
 {
-	Relation	rel = try_relation_open(relid, AccessShareLock);
+	Relation	rel = RelationIdGetRelation(relid);
 	Bitmapset  *shards = NULL;
 
 	if (rel == NULL)
@@ -115,8 +121,7 @@ table_shards(Oid relid)
 	if (rel->rd_rel->relkind == RELKIND_RELATION ||
 		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 		shards = shardid_id_shards(rel);
-	/* nothing of the table is kept: its lock need not outlive the look */
-	relation_close(rel, AccessShareLock);
+	RelationClose(rel);
 	return shards;
 }
 
@@ -179,10 +184,10 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 }
 
 /*
- * Compute the set of refused shards again.  Opening a table processes
- * invalidations: where one came in meanwhile, again, up to FEED_TRIES
- * times, after which the set is used but stays stale.  An error leaves it
- * stale too.
+ * Compute the set of refused shards again.  Reading a table's definition
+ * may process invalidations: where one came in meanwhile, again, up to
+ * FEED_TRIES times, after which the set is used but stays stale.  An error
+ * leaves it stale too.
  */
 static void
 feed_recompute(void)
