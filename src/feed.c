@@ -14,7 +14,11 @@
  * subscription of this database has, in pg_subscription_rel, a table whose
  * id column's DEFAULT calls next_id() with a constant shard (the floor
  * module's per-table cache knows which), the id path refuses ids of that
- * shard, naming the subscription and the step.
+ * shard, naming the subscription and the step.  A subscription with
+ * disable_on_error refuses while disabled too: an apply error disables it
+ * from the apply worker (DisableSubscription()), with no DDL moment either;
+ * an ALTER SUBSCRIPTION that turns disable_on_error off while it is
+ * disabled (or DROP) raises the floor and ends the refusal.
  *
  * The id path reads no table: each backend keeps the set of refused shards
  * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
@@ -23,8 +27,9 @@
  * subscribed, when the floor module's cache forgets a subscribed table
  * (its relcache invalidation) or every table (pg_proc or pg_type changed:
  * next_id() and domains' DEFAULTs).  Recomputing lists this database's
- * subscriptions (a syscache list), and for the enabled ones only their
- * tables; with none enabled it reads nothing else.  During recovery
+ * subscriptions (a syscache list), and for those that refuse only their
+ * tables' definitions (the relation cache, no lock on the table); with
+ * none it reads nothing else.  During recovery
  * nothing is refused here (recovery refuses every id) and the set stays
  * stale, for a promotion.
  *
@@ -126,13 +131,18 @@ table_shards(Oid relid)
 }
 
 /*
- * Walk the enabled subscriptions of this database and their tables.  With
- * want < 0: fill shards and *relids.  With want a shard: stop at the first
- * table that feeds it, returning the subscription's name and the table's
+ * Walk the subscriptions of this database that may apply rows with no DDL
+ * moment after them, and their tables: the enabled ones, and the disabled
+ * ones with disable_on_error (an apply error disabled it, or may have:
+ * the apply worker's DisableSubscription() runs no event trigger, so no
+ * floor was raised).  With want < 0: fill shards and *relids.  With want a
+ * shard: stop at the first table that feeds it, returning the
+ * subscription's name, whether it has disable_on_error and the table's
  * oid (for the error), or false.
  */
 static bool
-feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_out)
+feed_walk(int32 want, uint64 *shards, List **relids, char **subname,
+		  bool *onerr, Oid *relid_out)
 {
 	CatCList   *list;
 	int			present = -1;	/* next_id() here: looked up at a first table */
@@ -145,7 +155,7 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 		List	   *rels;
 		ListCell   *lc;
 
-		if (!sub->subenabled)
+		if (!sub->subenabled && !sub->subdisableonerr)
 			continue;
 		rels = shardid_subscription_relations(sub->oid);
 		foreach(lc, rels)
@@ -169,6 +179,7 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 			if (want >= 0 && bms_is_member(want, fed))
 			{
 				*subname = pstrdup(NameStr(sub->subname));
+				*onerr = sub->subdisableonerr;
 				*relid_out = relid;
 				found = true;
 				break;
@@ -206,7 +217,7 @@ feed_recompute(void)
 		feed_computing = true;
 		PG_TRY();
 		{
-			(void) feed_walk(-1, shards, &relids, NULL, NULL);
+			(void) feed_walk(-1, shards, &relids, NULL, NULL, NULL);
 		}
 		PG_FINALLY();
 		{
@@ -246,6 +257,7 @@ void
 shardid_feed_look_at(int32 shard)
 {
 	char	   *subname = NULL;
+	bool		onerr = false;
 	Oid			relid = InvalidOid;
 	char	   *nspname;
 	char	   *relname;
@@ -254,16 +266,27 @@ shardid_feed_look_at(int32 shard)
 		feed_recompute();
 	if (!feed_refuses(shard))
 		return;
-	if (!feed_walk(shard, NULL, NULL, &subname, &relid))
+	if (!feed_walk(shard, NULL, NULL, &subname, &onerr, &relid))
 	{
 		feed_forget();
 		feed_recompute();
 		if (!feed_refuses(shard) ||
-			!feed_walk(shard, NULL, NULL, &subname, &relid))
+			!feed_walk(shard, NULL, NULL, &subname, &onerr, &relid))
 			return;
 	}
 	nspname = get_namespace_name(get_rel_namespace(relid));
 	relname = get_rel_name(relid);
+	if (onerr)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
+				 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
+						   quote_qualified_identifier(nspname != NULL ? nspname : "?",
+													  relname != NULL ? relname : "?"),
+						   shard),
+				 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, then ALTER SUBSCRIPTION %s SET (disable_on_error = false); or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
+						 shard, quote_identifier(subname), quote_identifier(subname),
+						 quote_identifier(subname))));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
