@@ -13,8 +13,9 @@
  * sort below, or repeat, the ids it brings.  So while an enabled
  * subscription of this database has, in pg_subscription_rel, a table whose
  * id column's DEFAULT calls next_id() with a constant shard (the floor
- * module's per-table cache knows which), the id path refuses ids of that
- * shard, naming the subscription and the step.  A subscription with
+ * module's per-table cache knows which), or whose ids an enabled set_id()
+ * trigger makes, the id path refuses ids of that shard, naming the
+ * subscription and the step.  A subscription with
  * disable_on_error refuses while disabled too: an apply error disables it
  * from the apply worker (DisableSubscription()), with no DDL moment either;
  * an ALTER SUBSCRIPTION that turns disable_on_error off while it is
@@ -41,9 +42,11 @@
 
 #include "access/htup_details.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_subscription.h"
 #include "catalog/pg_subscription_rel.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "utils/builtins.h"
@@ -108,7 +111,45 @@ feed_relation_changed(Oid relid)
 }
 
 /*
- * The shards of table relid's next_id() DEFAULTs; NULL if it is gone.  Its
+ * The shards whose ids the enabled shardid.set_id() triggers of rel make
+ * (the trigger's first argument), added to shards.  Such a trigger reads
+ * the table's newest id once per backend (src/citus.c): rows a
+ * subscription applies afterwards pass it, as they pass a DEFAULT.
+ */
+static Bitmapset *
+trigger_shards(Relation rel, Bitmapset *shards)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+	Oid			nsp;
+
+	if (trigdesc == NULL)
+		return shards;
+	nsp = get_namespace_oid("shardid", true);
+	for (int i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &trigdesc->triggers[i];
+		char	   *name;
+		char	   *end;
+		long		shard;
+
+		if (trigger->tgenabled == TRIGGER_DISABLED || trigger->tgnargs != 2 ||
+			!OidIsValid(nsp) || get_func_namespace(trigger->tgfoid) != nsp)
+			continue;
+		name = get_func_name(trigger->tgfoid);
+		if (name == NULL || strcmp(name, "set_id") != 0)
+			continue;
+		errno = 0;
+		shard = strtol(trigger->tgargs[0], &end, 10);
+		if (errno == 0 && end != trigger->tgargs[0] && *end == '\0' &&
+			shardid_shard_ok(shard))
+			shards = bms_add_member(shards, (int) shard);
+	}
+	return shards;
+}
+
+/*
+ * The shards of table relid's next_id() DEFAULTs and set_id() triggers;
+ * NULL if it is gone.  Its
  * relation cache entry is read without a lock on the table: the id path
  * of every role would otherwise wait for any session that holds a
  * subscribed table in ACCESS EXCLUSIVE mode (a role with UPDATE on it may
@@ -125,7 +166,7 @@ table_shards(Oid relid)
 		return NULL;
 	if (rel->rd_rel->relkind == RELKIND_RELATION ||
 		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
-		shards = shardid_id_shards(rel);
+		shards = trigger_shards(rel, shardid_id_shards(rel));
 	RelationClose(rel);
 	return shards;
 }
@@ -280,7 +321,7 @@ shardid_feed_look_at(int32 shard)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
-				 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
+				 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
 						   quote_qualified_identifier(nspname != NULL ? nspname : "?",
 													  relname != NULL ? relname : "?"),
 						   shard),
@@ -290,7 +331,7 @@ shardid_feed_look_at(int32 shard)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
-			 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
+			 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
 					   quote_qualified_identifier(nspname != NULL ? nspname : "?",
 												  relname != NULL ? relname : "?"),
 					   shard),
