@@ -40,7 +40,10 @@ CREATE SCHEMA s_008;
 CREATE DOMAIN s_008.id8 AS bigint DEFAULT shardid.next_id(8);
 CREATE TABLE s_008.t (id s_008.id8 PRIMARY KEY, v int);
 INSERT INTO s_008.t (v) VALUES (1);
-CREATE PUBLICATION pub FOR TABLE s_005.t, s_008.t;
+CREATE SCHEMA s_011;
+CREATE TABLE s_011.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(11), v int);
+INSERT INTO s_011.t (v) SELECT g FROM generate_series(1, 100) g;
+CREATE PUBLICATION pub FOR TABLE s_005.t, s_008.t, s_011.t;
 SQL
 
 app_server b "$port_b" "shardid.max_lead_ms = 60000" || { fail "server b did not start"; finish; }
@@ -55,8 +58,20 @@ CREATE TABLE s_006.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(6), v int);
 CREATE DOMAIN s_008.id8 AS bigint DEFAULT shardid.next_id(8);
 CREATE TABLE s_008.t (id s_008.id8 PRIMARY KEY, v int);
 CREATE TABLE s_009.t (id bigint PRIMARY KEY DEFAULT shardid.next_id(9), v int);
+CREATE SCHEMA s_011;
+CREATE TABLE s_011.t (id bigint PRIMARY KEY, v int);
+CREATE TRIGGER shardid_set_id BEFORE INSERT ON s_011.t FOR EACH ROW EXECUTE FUNCTION shardid.set_id(11, 'id');
+CREATE TABLE public.gate (name text);
+CREATE FUNCTION public.await(cond text) RETURNS void LANGUAGE plpgsql AS
+$$ DECLARE ok boolean; BEGIN
+   FOR i IN 1..2400 LOOP
+       EXECUTE cond INTO ok;
+       EXIT WHEN ok;
+       PERFORM pg_sleep(0.05);
+   END LOOP; END $$;
 SELECT shardid.register_shard(5, 's_005'), shardid.register_shard(6, 's_006'),
-       shardid.register_shard(8, 's_008'), shardid.register_shard(9, 's_009');
+       shardid.register_shard(8, 's_008'), shardid.register_shard(9, 's_009'),
+       shardid.register_shard(11, 's_011');
 CREATE ROLE mallory LOGIN;
 CREATE ROLE alice LOGIN;
 GRANT USAGE ON SCHEMA s_005, s_006, s_009 TO mallory, alice;
@@ -68,11 +83,26 @@ GRANT SELECT, INSERT ON s_009.t TO walker;
 SQL
 pg18=$(q_at "$port_b" -c "SELECT current_setting('server_version_num')::int >= 170000")
 
+# a backend of b that writes s_011.t (ids by the set_id() trigger) before
+# the subscription, and again after it copied a's rows
+gate() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM public.gate WHERE name = '$1'")" = 1 ]; }
+q_at "$port_b" -c "INSERT INTO s_011.t (v) VALUES (0)" -c "INSERT INTO public.gate VALUES ('early')" \
+	-c "SELECT public.await('SELECT EXISTS (SELECT FROM public.gate WHERE name = ''fed'')')" \
+	-c "WITH i AS (INSERT INTO s_011.t (v) SELECT 1 FROM generate_series(1, 100) RETURNING id) SELECT count(*) FILTER (WHERE id <= (SELECT max(id) FROM s_011.t WHERE v > 0)) FROM i" \
+	>"$SHARDID_TMP/early.out" 2>&1 &
+early=$!
+wait_until "the early backend's row of s_011.t" gate early
 q_at "$port_b" -c "CREATE SUBSCRIPTION sub CONNECTION 'host=$SHARDID_TMP port=$port_a dbname=app user=postgres' PUBLICATION pub WITH (disable_on_error = true)" \
 	>/dev/null || fail "CREATE SUBSCRIPTION"
-synced() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate = 'r'")" = 2 ] &&
+synced() { [ "$(q_at "$port_b" -c "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate = 'r'")" = 3 ] &&
+	[ "$(q_at "$port_b" -c "SELECT count(*) FROM s_011.t")" = 101 ] &&
 	[ "$(q_at "$port_b" -c "SELECT count(*) FROM s_005.t")" = 200 ]; }
 wait_until "the subscription copied s_005.t" synced
+q_at "$port_b" -c "INSERT INTO public.gate VALUES ('fed')" >/dev/null
+wait "$early"
+out=$(grep -m1 '^ERROR:' "$SHARDID_TMP/early.out" || tail -1 "$SHARDID_TMP/early.out")
+echo "set_id() ids of shard 11 by a backend that wrote the table before the subscription: $out"
+expect "$out" = 'ERROR:  shard 11 receives rows from subscription "sub"' "set_id() of a subscribed table: refused"
 
 # --- the feed: a DEFAULT through a domain, next_ids()
 out=$(q_at "$port_b" -c "INSERT INTO s_008.t (v) VALUES (2)" 2>&1)
@@ -143,7 +173,7 @@ out=$(below)
 echo "after disable_on_error disabled it: $(echo "$out" | head -1)"
 expect "$(echo "$out" | grep -m1 '^ERROR:')" = 'ERROR:  shard 5 receives rows from subscription "sub"' \
 	"after disable_on_error disabled the subscription: refused"
-expect "$(echo "$out" | grep -m1 '^DETAIL:')" = "DETAIL:  The subscription applies rows with ids of their own into table s_005.t, whose DEFAULT makes ids of shard 5, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them." \
+expect "$(echo "$out" | grep -m1 '^DETAIL:')" = "DETAIL:  The subscription applies rows with ids of their own into table s_005.t, whose new rows get ids of shard 5, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them." \
 	"after disable_on_error disabled the subscription: the detail"
 expect "$(echo "$out" | grep -m1 '^HINT:')" = "$want_onerr" "after disable_on_error disabled the subscription: the hint"
 q_at "$port_b" -c "ALTER SUBSCRIPTION sub DISABLE" >/dev/null || fail "ALTER SUBSCRIPTION DISABLE"
