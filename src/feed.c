@@ -15,11 +15,11 @@
  * id column's DEFAULT calls next_id() with a constant shard (the floor
  * module's per-table cache knows which), or whose ids an enabled set_id()
  * trigger makes, the id path refuses ids of that shard, naming the
- * subscription and the step.  A subscription with
- * disable_on_error refuses while disabled too: an apply error disables it
- * from the apply worker (DisableSubscription()), with no DDL moment either;
- * an ALTER SUBSCRIPTION that turns disable_on_error off while it is
- * disabled (or DROP) raises the floor and ends the refusal.
+ * subscription and the step.  A subscription with disable_on_error refuses
+ * while disabled too: an apply error disables it from the apply worker
+ * (DisableSubscription()), with no DDL moment either; an ALTER
+ * SUBSCRIPTION that turns disable_on_error off while it is disabled (or
+ * DROP) raises the floor and ends the refusal.
  *
  * The id path reads no table: each backend keeps the set of refused shards
  * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
@@ -30,9 +30,8 @@
  * next_id() and domains' DEFAULTs).  Recomputing lists this database's
  * subscriptions (a syscache list), and for those that refuse only their
  * tables' definitions (the relation cache, no lock on the table); with
- * none it reads nothing else.  During recovery
- * nothing is refused here (recovery refuses every id) and the set stays
- * stale, for a promotion.
+ * none it reads nothing else.  During recovery nothing is refused here
+ * (recovery refuses every id) and the set stays stale, for a promotion.
  *
  * src/feed.c
  *
@@ -149,11 +148,10 @@ trigger_shards(Relation rel, Bitmapset *shards)
 
 /*
  * The shards of table relid's next_id() DEFAULTs and set_id() triggers;
- * NULL if it is gone.  Its
- * relation cache entry is read without a lock on the table: the id path
- * of every role would otherwise wait for any session that holds a
- * subscribed table in ACCESS EXCLUSIVE mode (a role with UPDATE on it may
- * LOCK it).  The entry shows the committed definition; a change committed
+ * NULL if it is gone.  Its relation cache entry is read without a lock on
+ * the table: the id path of every role would otherwise wait for any
+ * session that holds a subscribed table in ACCESS EXCLUSIVE mode (a role
+ * with UPDATE on it may LOCK it).  The entry shows the committed definition; a change committed
  * later invalidates it, and the set with it (feed_relation_changed()).
  */
 static Bitmapset *
