@@ -13,8 +13,13 @@
  * sort below, or repeat, the ids it brings.  So while an enabled
  * subscription of this database has, in pg_subscription_rel, a table whose
  * id column's DEFAULT calls next_id() with a constant shard (the floor
- * module's per-table cache knows which), the id path refuses ids of that
- * shard, naming the subscription and the step.
+ * module's per-table cache knows which), or whose ids an enabled set_id()
+ * trigger makes, the id path refuses ids of that shard, naming the
+ * subscription and the step.  A subscription with disable_on_error refuses
+ * while disabled too: an apply error disables it from the apply worker
+ * (DisableSubscription()), with no DDL moment either; an ALTER
+ * SUBSCRIPTION that turns disable_on_error off while it is disabled (or
+ * DROP) raises the floor and ends the refusal.
  *
  * The id path reads no table: each backend keeps the set of refused shards
  * (a bitmap of SHARDID_NSHARDS bits), recomputed only when it is stale: at
@@ -23,10 +28,10 @@
  * subscribed, when the floor module's cache forgets a subscribed table
  * (its relcache invalidation) or every table (pg_proc or pg_type changed:
  * next_id() and domains' DEFAULTs).  Recomputing lists this database's
- * subscriptions (a syscache list), and for the enabled ones only their
- * tables; with none enabled it reads nothing else.  During recovery
- * nothing is refused here (recovery refuses every id) and the set stays
- * stale, for a promotion.
+ * subscriptions (a syscache list), and for those that refuse only their
+ * tables' definitions (the relation cache, no lock on the table); with
+ * none it reads nothing else.  During recovery nothing is refused here
+ * (recovery refuses every id) and the set stays stale, for a promotion.
  *
  * src/feed.c
  *
@@ -35,11 +40,12 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/relation.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_subscription.h"
 #include "catalog/pg_subscription_rel.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "utils/builtins.h"
@@ -103,31 +109,79 @@ feed_relation_changed(Oid relid)
 		feed_forget();
 }
 
-/* the shards of table relid's next_id() DEFAULTs; NULL if it is gone */
+/*
+ * The shards whose ids the enabled shardid.set_id() triggers of rel make
+ * (the trigger's first argument), added to shards.  Such a trigger reads
+ * the table's newest id once per backend (src/citus.c): rows a
+ * subscription applies afterwards pass it, as they pass a DEFAULT.
+ */
+static Bitmapset *
+trigger_shards(Relation rel, Bitmapset *shards)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+	Oid			nsp;
+
+	if (trigdesc == NULL)
+		return shards;
+	nsp = get_namespace_oid("shardid", true);
+	for (int i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &trigdesc->triggers[i];
+		char	   *name;
+		char	   *end;
+		long		shard;
+
+		if (trigger->tgenabled == TRIGGER_DISABLED || trigger->tgnargs != 2 ||
+			!OidIsValid(nsp) || get_func_namespace(trigger->tgfoid) != nsp)
+			continue;
+		name = get_func_name(trigger->tgfoid);
+		if (name == NULL || strcmp(name, "set_id") != 0)
+			continue;
+		errno = 0;
+		shard = strtol(trigger->tgargs[0], &end, 10);
+		if (errno == 0 && end != trigger->tgargs[0] && *end == '\0' &&
+			shardid_shard_ok(shard))
+			shards = bms_add_member(shards, (int) shard);
+	}
+	return shards;
+}
+
+/*
+ * The shards of table relid's next_id() DEFAULTs and set_id() triggers;
+ * NULL if it is gone.  Its relation cache entry is read without a lock on
+ * the table: the id path of every role would otherwise wait for any
+ * session that holds a subscribed table in ACCESS EXCLUSIVE mode (a role
+ * with UPDATE on it may LOCK it).  The entry shows the committed definition; a change committed
+ * later invalidates it, and the set with it (feed_relation_changed()).
+ */
 static Bitmapset *
 table_shards(Oid relid)
 {
-	Relation	rel = try_relation_open(relid, AccessShareLock);
+	Relation	rel = RelationIdGetRelation(relid);
 	Bitmapset  *shards = NULL;
 
 	if (rel == NULL)
 		return NULL;
 	if (rel->rd_rel->relkind == RELKIND_RELATION ||
 		rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
-		shards = shardid_id_shards(rel);
-	/* nothing of the table is kept: its lock need not outlive the look */
-	relation_close(rel, AccessShareLock);
+		shards = trigger_shards(rel, shardid_id_shards(rel));
+	RelationClose(rel);
 	return shards;
 }
 
 /*
- * Walk the enabled subscriptions of this database and their tables.  With
- * want < 0: fill shards and *relids.  With want a shard: stop at the first
- * table that feeds it, returning the subscription's name and the table's
+ * Walk the subscriptions of this database that may apply rows with no DDL
+ * moment after them, and their tables: the enabled ones, and the disabled
+ * ones with disable_on_error (an apply error disabled it, or may have:
+ * the apply worker's DisableSubscription() runs no event trigger, so no
+ * floor was raised).  With want < 0: fill shards and *relids.  With want a
+ * shard: stop at the first table that feeds it, returning the
+ * subscription's name, whether it has disable_on_error and the table's
  * oid (for the error), or false.
  */
 static bool
-feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_out)
+feed_walk(int32 want, uint64 *shards, List **relids, char **subname,
+		  bool *onerr, Oid *relid_out)
 {
 	CatCList   *list;
 	int			present = -1;	/* next_id() here: looked up at a first table */
@@ -140,7 +194,7 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 		List	   *rels;
 		ListCell   *lc;
 
-		if (!sub->subenabled)
+		if (!sub->subenabled && !sub->subdisableonerr)
 			continue;
 		rels = shardid_subscription_relations(sub->oid);
 		foreach(lc, rels)
@@ -164,6 +218,7 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 			if (want >= 0 && bms_is_member(want, fed))
 			{
 				*subname = pstrdup(NameStr(sub->subname));
+				*onerr = sub->subdisableonerr;
 				*relid_out = relid;
 				found = true;
 				break;
@@ -179,10 +234,10 @@ feed_walk(int32 want, uint64 *shards, List **relids, char **subname, Oid *relid_
 }
 
 /*
- * Compute the set of refused shards again.  Opening a table processes
- * invalidations: where one came in meanwhile, again, up to FEED_TRIES
- * times, after which the set is used but stays stale.  An error leaves it
- * stale too.
+ * Compute the set of refused shards again.  Reading a table's definition
+ * may process invalidations: where one came in meanwhile, again, up to
+ * FEED_TRIES times, after which the set is used but stays stale.  An error
+ * leaves it stale too.
  */
 static void
 feed_recompute(void)
@@ -201,7 +256,7 @@ feed_recompute(void)
 		feed_computing = true;
 		PG_TRY();
 		{
-			(void) feed_walk(-1, shards, &relids, NULL, NULL);
+			(void) feed_walk(-1, shards, &relids, NULL, NULL, NULL);
 		}
 		PG_FINALLY();
 		{
@@ -241,6 +296,7 @@ void
 shardid_feed_look_at(int32 shard)
 {
 	char	   *subname = NULL;
+	bool		onerr = false;
 	Oid			relid = InvalidOid;
 	char	   *nspname;
 	char	   *relname;
@@ -249,20 +305,31 @@ shardid_feed_look_at(int32 shard)
 		feed_recompute();
 	if (!feed_refuses(shard))
 		return;
-	if (!feed_walk(shard, NULL, NULL, &subname, &relid))
+	if (!feed_walk(shard, NULL, NULL, &subname, &onerr, &relid))
 	{
 		feed_forget();
 		feed_recompute();
 		if (!feed_refuses(shard) ||
-			!feed_walk(shard, NULL, NULL, &subname, &relid))
+			!feed_walk(shard, NULL, NULL, &subname, &onerr, &relid))
 			return;
 	}
 	nspname = get_namespace_name(get_rel_namespace(relid));
 	relname = get_rel_name(relid);
+	if (onerr)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
+				 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
+						   quote_qualified_identifier(nspname != NULL ? nspname : "?",
+													  relname != NULL ? relname : "?"),
+						   shard),
+				 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, then ALTER SUBSCRIPTION %s SET (disable_on_error = false); or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
+						 shard, quote_identifier(subname), quote_identifier(subname),
+						 quote_identifier(subname))));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
-			 errdetail("The subscription applies rows with ids of their own into table %s, whose DEFAULT makes ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
+			 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
 					   quote_qualified_identifier(nspname != NULL ? nspname : "?",
 												  relname != NULL ? relname : "?"),
 					   shard),

@@ -22,7 +22,8 @@ extern void shardid_feed_look_at(int32 shard);
 
 /*
  * Refuse an id of shard while an enabled subscription of this database
- * applies rows into a table whose next_id() DEFAULT makes ids of it.  At
+ * (or a disabled one with disable_on_error) applies rows into a table
+ * whose next_id() DEFAULT makes ids of it.  At
  * every id one test of this backend's memory, while the set of refused
  * shards is known and empty; it is made again only after a change of the
  * subscription catalogs or of a subscribed table (and at the first id).

@@ -59,7 +59,7 @@ $$ DECLARE ok boolean; BEGIN
 SQL
 
 want_error='ERROR:  shard 5 receives rows from subscription "sub"'
-want_detail="DETAIL:  The subscription applies rows with ids of their own into table s_005.t, whose DEFAULT makes ids of shard 5: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies."
+want_detail="DETAIL:  The subscription applies rows with ids of their own into table s_005.t, whose new rows get ids of shard 5: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies."
 want_hint="HINT:  Once the publisher no longer writes shard 5: ALTER SUBSCRIPTION sub DISABLE, or DROP SUBSCRIPTION sub; either raises the shard's floor, and its ids are made again."
 
 # refused LABEL OUTPUT: OUTPUT is the refusal, its three lines as pinned
