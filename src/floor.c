@@ -1964,19 +1964,18 @@ shardid_id_columns_forgotten(ShardidIdColumnsForgotten fn)
 	id_columns_forgotten = fn;
 }
 
-PG_FUNCTION_INFO_V1(shardid_load_at_login);
+PG_FUNCTION_INFO_V1(shardid_load_library);
 
 /*
- * shardid_internal.load_at_login(): the login event trigger shardid_load
- * (PostgreSQL 17+).  Without preloading, a session loads shardid only when
- * it first calls one of its functions, and the writes of explicit ids it
- * makes before (a data-only pg_restore, a COPY) would pass unseen by the
- * hooks above.  Calling this function loaded the library, whose _PG_init()
- * installed them: that is all it does.  It never fails, as a failing login
- * trigger refuses every connection to the database.
+ * shardid_internal.load_library(), which the login event trigger
+ * shardid_load calls (PostgreSQL 17+).  Without preloading, a session loads
+ * shardid only when it first calls one of its functions, and the writes of
+ * explicit ids it makes before (a data-only pg_restore, a COPY) would pass
+ * unseen by the hooks above.  Calling this function loaded the library,
+ * whose _PG_init() installed them: that is all it does.
  */
 Datum
-shardid_load_at_login(PG_FUNCTION_ARGS)
+shardid_load_library(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_VOID();
 }

@@ -859,17 +859,39 @@ COMMENT ON EVENT TRIGGER shardid_floor_subscription IS
 -- its functions, and its writes of explicit ids before that (a data-only
 -- pg_restore, a COPY) pass unseen by the hooks that raise floors after
 -- them (src/floor.c).  The login event trigger shardid_load loads the
--- library in every new session of the database; its function does nothing
--- else.  PostgreSQL 15 and 16 have no login event (there strict mode needs
+-- library in every new session of the database: calling load_library()
+-- loads it, and it does nothing else.  A failing login trigger refuses
+-- every connection to the database, superusers' too: where the library
+-- cannot be loaded (its file removed or replaced by an older one while the
+-- extension stays), the session goes on with a WARNING that names the
+-- cause.  PostgreSQL 15 and 16 have no login event (there strict mode needs
 -- preloading, which loads it in every session).  shardid.apply_floors()
 -- makes the trigger where pg_upgrade from 15 or 16 left none.
+CREATE FUNCTION shardid_internal.load_library()
+RETURNS void
+AS 'MODULE_PATHNAME', 'shardid_load_library'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION shardid_internal.load_library() IS
+'loads shardid in the session that calls it (its hooks raise floors after writes of explicit ids); does nothing else';
+
+-- every role's login calls it
+GRANT EXECUTE ON FUNCTION shardid_internal.load_library() TO PUBLIC;
+
 CREATE FUNCTION shardid_internal.load_at_login()
 RETURNS event_trigger
-AS 'MODULE_PATHNAME', 'shardid_load_at_login'
-LANGUAGE C;
+AS $$
+BEGIN
+    PERFORM shardid_internal.load_library();
+EXCEPTION WHEN OTHERS THEN
+    RAISE WARNING 'shardid is not loaded in this session: %', SQLERRM
+        USING DETAIL = 'Rows this session writes with explicit ids do not raise their shard''s floor.',
+              HINT = 'Check that the shardid library of the installed version is in place (pg_config --pkglibdir), or add shardid to shared_preload_libraries; then SELECT shardid.raise_floor(shard) for shards written meanwhile.';
+END
+$$ LANGUAGE plpgsql;
 
 COMMENT ON FUNCTION shardid_internal.load_at_login() IS
-'event trigger function of shardid_load (PostgreSQL 17+): loads shardid in every new session, so that its writes of explicit ids raise floors without preloading';
+'event trigger function of shardid_load (PostgreSQL 17+): loads shardid in every new session, so that its writes of explicit ids raise floors without preloading; where it cannot, the session goes on with a WARNING';
 
 REVOKE ALL ON FUNCTION shardid_internal.load_at_login() FROM PUBLIC;
 

@@ -65,7 +65,9 @@ tables="s_005.a tenant_9.a"
 # session, before it calls anything of shardid: its GUCs are defined (a
 # placeholder is not in pg_settings).  Without preloading, doctor() names
 # it when disabled, and apply_floors() makes it again where pg_upgrade from
-# 15 or 16 left none, as a member of the extension.
+# 15 or 16 left none, as a member of the extension.  Where the library
+# cannot be loaded, a login goes on with a WARNING (a failing login trigger
+# would refuse every connection to the database).
 loaded=$(q_at "$port_a" -c "SELECT count(*) FROM pg_settings WHERE name = 'shardid.max_lead_ms'")
 expect "$loaded" = 1 "a new session has shardid loaded before it calls it"
 if [ "$strict_conf" != "shared_preload_libraries = 'shardid'" ]; then
@@ -83,6 +85,18 @@ if [ "$strict_conf" != "shared_preload_libraries = 'shardid'" ]; then
 		"apply_floors() made the login trigger again, enabled always, a member of the extension"
 	expect "$(q_at "$port_a" -c "SELECT count(*) FROM shardid.doctor(scan_rows => false) WHERE problem = 'shardid not loaded at login'")" = 0 \
 		"doctor() names no login trigger once apply_floors() made it"
+	# where the library cannot be loaded (here: a role that may not call
+	# the function that loads it), logins go on, with a WARNING that says so
+	q_at "$port_a" -c "CREATE ROLE loginer LOGIN" -c "REVOKE EXECUTE ON FUNCTION shardid_internal.load_library() FROM PUBLIC" >/dev/null
+	out=$(PGUSER=loginer q_at "$port_a" -c "SELECT current_user" 2>&1)
+	echo "$out" | sed 's/^/  | /'
+	case "$out" in
+	*"WARNING:  shardid is not loaded in this session: permission denied for function load_library"*loginer) ;;
+	*) fail "a login where shardid cannot be loaded: $out" ;;
+	esac
+	q_at "$port_a" -c "GRANT EXECUTE ON FUNCTION shardid_internal.load_library() TO PUBLIC" >/dev/null
+	expect "$(PGUSER=loginer q_at "$port_a" -c "SELECT count(*) FROM pg_settings WHERE name = 'shardid.max_lead_ms'" 2>&1)" = 1 \
+		"a role that is no superuser has shardid loaded at login"
 fi
 
 # server_b N: a fresh server b (right clock) on its own port, libpq at it
