@@ -914,8 +914,10 @@ check_floor_readable(Move *m)
  * the --to server points at nothing (or at another large object).  A
  * column of type oid, or of a domain over it (contrib's lo), that holds the
  * oid of a large object the --to server lacks is refused, with the step:
- * copy them there under the same oids first.  Only such columns are read;
- * comparing oids runs no code of another role.
+ * copy them there under the same oids first.  Only such columns are read,
+ * each as its table's owner (owner_values(): planning the query runs the
+ * constant parts of her partial-index predicates), once check_shapes() has
+ * passed (no code of another role reached from a superuser's table).
  */
 static int
 check_large_objects(Move *m)
@@ -925,7 +927,8 @@ check_large_objects(Move *m)
 							 " SELECT 'pg_catalog.oid'::pg_catalog.regtype::pg_catalog.oid"
 							 " UNION SELECT ty.oid FROM pg_catalog.pg_type ty JOIN oid_types o"
 							 " ON ty.typbasetype OPERATOR(pg_catalog.=) o.t WHERE ty.typtype OPERATOR(pg_catalog.=) 'd') "
-							 "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname), pg_catalog.quote_ident(a.attname::pg_catalog.text) "
+							 "SELECT pg_catalog.format('%I.%I', n.nspname, c.relname), pg_catalog.quote_ident(a.attname::pg_catalog.text), "
+							 "pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text "
 							 "FROM pg_catalog.pg_attribute a "
 							 "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.attrelid "
 							 "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
@@ -934,47 +937,59 @@ check_large_objects(Move *m)
 							 "AND NOT a.attisdropped AND a.atttypid OPERATOR(pg_catalog.=) ANY (SELECT t FROM oid_types) "
 							 "ORDER BY 1, 2",
 							 1, m->src_schema_oid);
-	int			problems = 0;
+	int			n,
+				problems = 0;
+	char	  **owners;
+	char	  **sqls;
+	char	  **oids;
 
 	if (cols == NULL)
 		refuse(m, "could not read the oid columns of schema \"%s\": %s", m->schema, db_error());
-	for (int i = 0; i < PQntuples(cols); i++)
+	n = PQntuples(cols);
+	owners = xcalloc(n + 1, sizeof(char *));
+	sqls = xcalloc(n + 1, sizeof(char *));
+	oids = xcalloc(n + 1, sizeof(char *));
+	for (int i = 0; i < n; i++)
 	{
-		const char *table = PQgetvalue(cols, i, 0);
 		const char *column = PQgetvalue(cols, i, 1);
-		char		sql[2048];
-		char	   *oids = NULL;
+
+		owners[i] = PQgetvalue(cols, i, 2);
+		sqls[i] = xprintf("SELECT pg_catalog.array_agg(DISTINCT x.%s ORDER BY x.%s)::pg_catalog.text FROM ONLY %s x "
+						  "WHERE x.%s OPERATOR(pg_catalog.=) ANY (SELECT l.oid FROM pg_catalog.pg_largeobject_metadata l)",
+						  column, column, PQgetvalue(cols, i, 0), column);
+	}
+	if (!owner_values(&m->from, n, owners, sqls, oids))
+		refuse(m, "could not read the oid columns of schema \"%s\" on the --from server: %s", m->schema, db_error());
+	for (int i = 0; i < n; i++)
+	{
 		char	   *missing = NULL;
 
-		snprintf(sql, sizeof(sql),
-				 "SELECT pg_catalog.array_agg(DISTINCT x.%s ORDER BY x.%s)::pg_catalog.text FROM ONLY %s x "
-				 "WHERE x.%s OPERATOR(pg_catalog.=) ANY (SELECT l.oid FROM pg_catalog.pg_largeobject_metadata l)",
-				 column, column, table, column);
-		if (!get_value(&m->from, &oids, sql, 0))
-			refuse(m, "could not read column %s of table %s on the --from server: %s", column, table, db_error());
-		if (oids == NULL)
-			continue;
-		if (!get_value(&m->to, &missing,
+		if (oids[i] != NULL &&
+			!get_value(&m->to, &missing,
 					   "SELECT pg_catalog.count(*)::pg_catalog.text || CASE WHEN pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 "
 					   "THEN ', the first oid ' ELSE ', oid ' END || pg_catalog.min(o)::pg_catalog.text "
 					   "FROM pg_catalog.unnest($1::pg_catalog.oid[]) o WHERE NOT EXISTS "
 					   "(SELECT FROM pg_catalog.pg_largeobject_metadata l WHERE l.oid OPERATOR(pg_catalog.=) o) "
 					   "HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 0",
-					   1, oids))
+					   1, oids[i]))
 			refuse(m, "could not query the --to server: %s", db_error());
 		if (missing != NULL)
 		{
 			error_msg("column %s of table %s points at large objects that the --to server lacks (%s): "
 					  "a move carries no large object (pg_dump --schema leaves them out), and the copied "
-					  "oids would point at nothing", column, table, missing);
+					  "oids would point at nothing", PQgetvalue(cols, i, 1), PQgetvalue(cols, i, 0), missing);
 			hint_msg("Copy them to the --to server under the same oids first (there, SELECT pg_catalog.lo_from_bytea(oid, data) "
 					 "for each, with data from SELECT pg_catalog.lo_get(oid) on the --from server), or keep their contents "
 					 "in a bytea column; then move the shard again.");
 			problems++;
 		}
-		free(oids);
 		free(missing);
+		free(oids[i]);
+		free(sqls[i]);
 	}
+	free(owners);
+	free(sqls);
+	free(oids);
 	PQclear(cols);
 	return problems;
 }
@@ -1022,8 +1037,11 @@ preflight(Move *m)
 	problems += check_shardid_needs(m);
 	problems += check_floor_readable(m);
 	problems += check_room(m);
-	problems += check_large_objects(m);
-	return problems + check_shapes(m);
+	problems += check_shapes(m);
+	/* reads tables of other roles: only once no code of theirs reaches a superuser */
+	if (problems == 0)
+		problems += check_large_objects(m);
+	return problems;
 }
 
 /*

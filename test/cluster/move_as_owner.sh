@@ -10,7 +10,10 @@
 #            query_to_xml() does, which needs a server built with libxml);
 #   t_comp   a composite type whose attribute is of a domain with a CHECK;
 #   t_range  a range type whose subtype is that domain;
-#   t_pred   a partial index whose predicate calls her function.
+#   t_pred   a partial index whose predicate calls her function (planning
+#            a query of the table runs it), on a table with an oid column,
+#            which the move's check of large objects reads (as the
+#            superuser on 1d5c0d1: her code ran as superuser).
 # shardid-move 1.2 moved them with exit status 0 and she was superuser on the
 # --to server.
 #   1. offline a -> b: the move runs, the rows are there, written as mallory;
@@ -54,7 +57,7 @@ CREATE TYPE shard_0005.pair AS (v shard_0005.guarded);
 CREATE TABLE shard_0005.t_comp (id bigint PRIMARY KEY, p shard_0005.pair);
 CREATE TYPE shard_0005.grange AS RANGE (subtype = shard_0005.guarded);
 CREATE TABLE shard_0005.t_range (id bigint PRIMARY KEY, r shard_0005.grange);
-CREATE TABLE shard_0005.t_pred (id bigint PRIMARY KEY, n integer);
+CREATE TABLE shard_0005.t_pred (id bigint PRIMARY KEY, n integer, doc oid);
 CREATE INDEX ON shard_0005.t_pred (n) WHERE shard_0005.f(1);
 INSERT INTO shard_0005.t_xml SELECT g, g FROM generate_series(1, 20) g;
 INSERT INTO shard_0005.t_comp SELECT g, ('(' || g || ')')::shard_0005.pair FROM generate_series(1, 20) g;
