@@ -300,6 +300,8 @@ shardid_feed_look_at(int32 shard)
 	Oid			relid = InvalidOid;
 	char	   *nspname;
 	char	   *relname;
+	const char *table;
+	const char *qsub;
 
 	if (!feed_valid)
 		feed_recompute();
@@ -315,26 +317,22 @@ shardid_feed_look_at(int32 shard)
 	}
 	nspname = get_namespace_name(get_rel_namespace(relid));
 	relname = get_rel_name(relid);
-	if (onerr)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
-				 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
-						   quote_qualified_identifier(nspname != NULL ? nspname : "?",
-													  relname != NULL ? relname : "?"),
-						   shard),
-				 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, then ALTER SUBSCRIPTION %s SET (disable_on_error = false); or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
-						 shard, quote_identifier(subname), quote_identifier(subname),
-						 quote_identifier(subname))));
+	table = quote_qualified_identifier(nspname != NULL ? nspname : "?",
+									   relname != NULL ? relname : "?");
+	qsub = quote_identifier(subname);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("shard %d receives rows from subscription \"%s\"", shard, subname),
+			 onerr ?
+			 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d, and with disable_on_error an apply error disables it without raising the shard's floor: new ids could repeat those rows or sort below them.",
+					   table, shard) :
 			 errdetail("The subscription applies rows with ids of their own into table %s, whose new rows get ids of shard %d: new ids could repeat them or sort below them, and nothing raises the shard's floor while the subscription applies.",
-					   quote_qualified_identifier(nspname != NULL ? nspname : "?",
-												  relname != NULL ? relname : "?"),
-					   shard),
+					   table, shard),
+			 onerr ?
+			 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, then ALTER SUBSCRIPTION %s SET (disable_on_error = false); or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
+					 shard, qsub, qsub, qsub) :
 			 errhint("Once the publisher no longer writes shard %d: ALTER SUBSCRIPTION %s DISABLE, or DROP SUBSCRIPTION %s; either raises the shard's floor, and its ids are made again.",
-					 shard, quote_identifier(subname), quote_identifier(subname))));
+					 shard, qsub, qsub)));
 }
 
 /* from _PG_init(): the invalidations that make the set stale */
