@@ -4420,6 +4420,318 @@ SET row_security = off;
 COMMENT ON FUNCTION doctor(boolean) IS
 'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
 
+-- Registration, with the check of the schema's id columns unless the
+-- caller read them already: provisioning, for a schema it made, reads
+-- each copy's id column and the template's own next_id() columns once a
+-- batch (make_local_shards()), which costs less than the search through
+-- the schema's dependencies, about a millisecond a shard.
+CREATE FUNCTION shardid_internal.register_schema(shard integer, schema_name name, id_columns_read boolean)
+RETURNS void
+AS $$
+DECLARE
+    registered name;
+    other integer;
+BEGIN
+    IF shard < 0 OR shard > shardid.max_shard() THEN
+        RAISE EXCEPTION 'shard % is out of range', shard
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = format('A shard must be between 0 and %s (13 bits).', shardid.max_shard());
+    END IF;
+    PERFORM shardid_internal.check_registry_writer('register');
+    IF to_regnamespace(quote_ident(schema_name)) IS NULL THEN
+        RAISE EXCEPTION 'schema "%" does not exist', schema_name
+            USING ERRCODE = 'invalid_schema_name';
+    END IF;
+
+    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
+    IF registered = schema_name THEN
+        RETURN;
+    END IF;
+    IF registered IS NOT NULL AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % is already registered to schema "%"', shard, registered
+            USING ERRCODE = 'unique_violation',
+                  HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                registered, shard, shard);
+    END IF;
+    SELECT r.shard INTO other FROM shardid.shard_registry r
+    WHERE r.schema_name = register_schema.schema_name AND r.shard <> register_schema.shard;
+    IF other IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" is already registered to shard %', schema_name, other
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = 'A schema holds one logical shard.';
+    END IF;
+    IF NOT id_columns_read THEN
+        PERFORM shardid_internal.check_id_columns(schema_name);
+    END IF;
+    -- a registration whose schema was dropped gives way
+    DELETE FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
+    INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.register_schema(integer, name, boolean) IS
+'private: register_shard(), whose check of the schema''s id columns provisioning leaves out for a schema it made and read (id_columns_read)';
+
+
+CREATE OR REPLACE FUNCTION register_shard(shard integer, schema_name name)
+RETURNS void
+AS $$
+BEGIN
+    PERFORM shardid_internal.register_schema(shard, schema_name, false);
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION register_shard(integer, name) IS
+'record that a schema holds a logical shard in this database, for routing; refused while another existing schema is registered to it';
+
+
+CREATE OR REPLACE FUNCTION shardid_internal.make_local_shards(template name,
+                                  shards integer[],
+                                  prefix text DEFAULT 'shard_',
+                                  digits integer DEFAULT 4,
+                                  id_column name DEFAULT 'id',
+                                  use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    s integer;
+    sch name;
+    owner oid;
+    registered name;
+    t record;
+    fk record;
+    seq text;
+    suffix text;
+    n integer;
+    existing regclass;
+    existing_kind "char";
+    drift text;
+    id_drift record;
+    foreign_object record;
+    made_schemas name[] := '{}';
+    tmpl oid;
+    tmpl_rels oid[];
+    made_rels oid[];
+    made_table regclass;
+    tmpl_read boolean := false;
+BEGIN
+    IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
+       OR id_column IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.create_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = format('NULL was passed for %s.',
+                                  concat_ws(', ', CASE WHEN template IS NULL THEN 'template' END,
+                                            CASE WHEN shards IS NULL THEN 'shards' END,
+                                            CASE WHEN prefix IS NULL THEN 'prefix' END,
+                                            CASE WHEN digits IS NULL THEN 'digits' END,
+                                            CASE WHEN id_column IS NULL THEN 'id_column' END)),
+                  HINT = 'Name the template schema and the shards, such as CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}'', in_batches => false), and leave out what takes its default: prefix => ''shard_'', digits => 4, id_column => ''id''.';
+    END IF;
+    tmpl_rels := shardid_internal.check_template(template, prefix, digits, id_column);
+    tmpl := to_regnamespace(quote_ident(template));
+    PERFORM shardid_internal.check_registry_writer('register');
+
+    -- check every shard before creating anything; a shard given twice is
+    -- made once
+    PERFORM shardid_internal.check_shards(shards);
+    shards := ARRAY(SELECT u.s FROM unnest(shards) WITH ORDINALITY u(s, i) GROUP BY u.s ORDER BY min(u.i));
+    FOREACH s IN ARRAY shards LOOP
+        IF octet_length(prefix) + greatest(digits, length(s::text)) > 63 THEN
+            RAISE EXCEPTION 'schema names of prefix "%" would be longer than 63 bytes', prefix
+                USING ERRCODE = 'name_too_long',
+                      DETAIL = format('The prefix takes %s bytes, and PostgreSQL cuts longer names to 63 bytes.', octet_length(prefix)),
+                      HINT = 'Pass a shorter prefix: 59 bytes at most, with 4 digits.';
+        END IF;
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF sch = template THEN
+            RAISE EXCEPTION 'shard % would be the template schema "%" itself', s, template
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Keep the template in a schema of its own, named as no shard is (app_template, say), or pass another prefix.';
+        END IF;
+        PERFORM shardid_internal.check_shard_schema(sch, s);
+        SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
+        IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
+            RAISE EXCEPTION 'shard % is already registered to schema "%"', s, registered
+                USING ERRCODE = 'unique_violation',
+                      HINT = format('If schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                    registered, s, s);
+        END IF;
+        SELECT r.shard INTO n FROM shardid.shard_registry r WHERE r.schema_name = sch AND r.shard <> s;
+        IF FOUND THEN
+            RAISE EXCEPTION 'schema "%" is already registered to shard %', sch, n
+                USING ERRCODE = 'unique_violation',
+                      DETAIL = format('A schema holds one logical shard; shard %s would be made in it.', s),
+                      HINT = format('Pass another prefix or digits, so that shard %s gets a schema of its own; if schema %I no longer holds shard %s, run SELECT shardid.unregister_shard(%s); first.',
+                                    s, sch, n, n);
+        END IF;
+    END LOOP;
+
+    -- every missing schema first: a change of pg_namespace makes the
+    -- session plan each of its statements again (PostgreSQL resets its plan
+    -- cache), so once per call rather than once per shard
+    FOREACH s IN ARRAY shards LOOP
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        IF to_regnamespace(quote_ident(sch)) IS NULL THEN
+            -- fails if another session made it meanwhile
+            EXECUTE format('CREATE SCHEMA %I', sch);
+            made_schemas := made_schemas || sch;
+        END IF;
+    END LOOP;
+
+    FOREACH s IN ARRAY shards LOOP
+        sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
+        -- checked again where it is used: it may be new since the check
+        PERFORM shardid_internal.check_shard_schema(sch, s);
+        made_rels := '{}';
+
+        FOR t IN
+            SELECT c.oid, c.relname,
+                   (SELECT a.attidentity FROM pg_attribute a
+                     WHERE a.attrelid = c.oid AND a.attname = id_column AND NOT a.attisdropped) AS identity
+            FROM pg_class c
+            WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+            ORDER BY c.relname
+        LOOP
+            shard := s;
+            schema_name := sch;
+            table_name := t.relname;
+            existing := to_regclass(format('%I.%I', sch, t.relname));
+            IF existing IS NOT NULL THEN
+                -- adopted only if it is what this would have made: a table
+                -- of a trusted owner (a view's INSTEAD OF trigger, a rule or
+                -- a trigger of another role would run with the privileges
+                -- of whoever writes to it), reported where it has drifted
+                SELECT c.relkind, c.relowner INTO existing_kind, owner FROM pg_class c WHERE c.oid = existing;
+                IF existing_kind NOT IN ('r', 'p') OR NOT shardid_internal.owner_trusted(owner) THEN
+                    RAISE EXCEPTION 'shard % already holds % %, which belongs to role %', s,
+                                    CASE existing_kind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
+                                         WHEN 'f' THEN 'foreign table' WHEN 'S' THEN 'sequence'
+                                         WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' ELSE 'table' END,
+                                    existing, quote_ident(pg_get_userbyid(owner)::text)
+                        USING ERRCODE = 'insufficient_privilege',
+                              DETAIL = format('Provisioning adopts only tables that it would have made: tables of your own or of a superuser. %s would run the code its owner attached to it with the privileges of whoever writes to it.', existing),
+                              HINT = format('Find out who made it; drop or rename it, then run shardid.add_shards() again to make %s from template %I.', existing, template);
+                END IF;
+                -- what doctor() would report of it, said now, with its fix
+                drift := shardid_internal.table_drift(t.oid, existing, id_column);
+                IF drift IS NOT NULL THEN
+                    RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
+                                  quote_ident(template), quote_ident(t.relname), drift
+                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid_internal.drift_fix(t.oid, existing, id_column);
+                END IF;
+                IF t.identity IS NOT NULL THEN
+                    id_drift := shardid_internal.id_default_drift(existing, id_column, s);
+                    IF id_drift.detail IS NOT NULL THEN
+                        RAISE WARNING 'column "%" of table % makes no ids of shard %', id_column, existing, s
+                            USING DETAIL = id_drift.detail,
+                                  HINT = 'Provisioning keeps an existing table as it is. ' || id_drift.fix;
+                    END IF;
+                END IF;
+                action := 'exists';
+                RETURN NEXT;
+                CONTINUE;
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
+                           sch, t.relname, template, t.relname);
+            IF t.identity IS NOT NULL THEN
+                IF t.identity <> '' THEN
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
+                                   sch, t.relname, id_column);
+                END IF;
+                -- the id form, chosen (and said) when the first table is made
+                IF use_sequence IS NULL THEN
+                    use_sequence := shardid_internal.default_uses_sequence();
+                END IF;
+                IF use_sequence THEN
+                    -- <table>_<column>_seq cut to 63 bytes on a character
+                    -- boundary, numbered (_seq1, _seq2, ...) while that
+                    -- name is taken or is the name of a template table
+                    n := 0;
+                    LOOP
+                        suffix := '_seq' || CASE WHEN n > 0 THEN n::text ELSE '' END;
+                        seq := t.relname || '_' || id_column;
+                        WHILE octet_length(seq) + octet_length(suffix) > 63 LOOP
+                            seq := left(seq, -1);
+                        END LOOP;
+                        seq := seq || suffix;
+                        EXIT WHEN to_regclass(format('%I.%I', sch, seq)) IS NULL
+                              AND NOT EXISTS (SELECT FROM pg_class c
+                                              WHERE c.relnamespace = tmpl
+                                                AND c.relkind = 'r' AND c.relname = seq);
+                        n := n + 1;
+                    END LOOP;
+                    EXECUTE format('CREATE SEQUENCE %I.%I CACHE 1 OWNED BY %I.%I.%I',
+                                   sch, seq, sch, t.relname, id_column);
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, nextval(%L::regclass))',
+                                   sch, t.relname, id_column, s, format('%I.%I', sch, seq));
+                ELSE
+                    EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
+                                   sch, t.relname, id_column, s);
+                END IF;
+                -- the copy's id column read as registration reads it
+                -- (below), and refused the same way where it cannot be
+                IF sch = ANY (made_schemas) THEN
+                    made_table := format('%I.%I', sch, t.relname)::regclass;
+                    IF NOT shardid_internal.id_column_readable(made_table,
+                               (SELECT a.attnum FROM pg_attribute a
+                                WHERE a.attrelid = made_table AND a.attname = id_column)) THEN
+                        PERFORM shardid_internal.check_id_columns(sch);
+                    END IF;
+                END IF;
+                action := 'created';
+            ELSE
+                action := format('created, no %I column: no id DEFAULT', id_column);
+            END IF;
+            made_rels := made_rels || t.oid;
+            RETURN NEXT;
+        END LOOP;
+
+        -- foreign keys between tables of the template join the shard's own tables
+        FOR fk IN
+            SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
+            FROM pg_constraint con
+            JOIN pg_class c ON c.oid = con.conrelid
+            WHERE con.conrelid = ANY (made_rels) AND con.contype = 'f'
+            ORDER BY c.relname, con.conname
+        LOOP
+            EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk.relname, fk.conname,
+                           replace(fk.def, 'REFERENCES ' || quote_ident(template) || '.',
+                                   'REFERENCES ' || quote_ident(sch) || '.'));
+        END LOOP;
+
+        -- A schema made here holds only copies of the template, whose id
+        -- columns were read above; other columns with a next_id() DEFAULT
+        -- (its own or its domain's) are the template's, copied with its
+        -- indexes: read in the template once a batch, whose tables the
+        -- copies keep locked.  An adopted schema is read whole.
+        IF sch = ANY (made_schemas) AND NOT tmpl_read THEN
+            PERFORM shardid_internal.check_id_columns(template);
+            tmpl_read := true;
+        END IF;
+        PERFORM shardid_internal.register_schema(s, sch, sch = ANY (made_schemas));
+
+        -- an existing schema adopted: another role's objects in it, which
+        -- doctor() reports, said now
+        IF NOT sch = ANY (made_schemas) THEN
+            FOR foreign_object IN SELECT * FROM shardid_internal.shard_foreign_objects(ARRAY[sch]) LOOP
+                RAISE WARNING 'schema % of shard % holds %, which belongs to role %', quote_ident(sch), s,
+                              foreign_object.object, quote_ident(foreign_object.owner::text)
+                    USING DETAIL = foreign_object.detail,
+                          HINT = foreign_object.fix;
+            END LOOP;
+        END IF;
+    END LOOP;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+
+COMMENT ON FUNCTION shardid_internal.make_local_shards(name, integer[], text, integer, name, boolean) IS
+'private: create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
+
+
 -- Default privileges (ALTER DEFAULT PRIVILEGES) of the role running this
 -- script applied to the functions it made in schema shardid_internal:
 -- section 9 takes back what they granted in schema shardid, this in

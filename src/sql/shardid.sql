@@ -1057,7 +1057,12 @@ SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION shardid_internal.check_id_columns(name) IS
 'private: refuses a schema with an id column that the floor step cannot read, naming the reason and the fix';
 
-CREATE FUNCTION register_shard(shard integer, schema_name name)
+-- Registration, with the check of the schema's id columns unless the
+-- caller read them already: provisioning, for a schema it made, reads
+-- each copy's id column and the template's own next_id() columns once a
+-- batch (make_local_shards()), which costs less than the search through
+-- the schema's dependencies, about a millisecond a shard.
+CREATE FUNCTION shardid_internal.register_schema(shard integer, schema_name name, id_columns_read boolean)
 RETURNS void
 AS $$
 DECLARE
@@ -1075,7 +1080,7 @@ BEGIN
             USING ERRCODE = 'invalid_schema_name';
     END IF;
 
-    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
     IF registered = schema_name THEN
         RETURN;
     END IF;
@@ -1086,16 +1091,30 @@ BEGIN
                                 registered, shard, shard);
     END IF;
     SELECT r.shard INTO other FROM shardid.shard_registry r
-    WHERE r.schema_name = register_shard.schema_name AND r.shard <> register_shard.shard;
+    WHERE r.schema_name = register_schema.schema_name AND r.shard <> register_schema.shard;
     IF other IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" is already registered to shard %', schema_name, other
             USING ERRCODE = 'unique_violation',
                   DETAIL = 'A schema holds one logical shard.';
     END IF;
-    PERFORM shardid_internal.check_id_columns(schema_name);
+    IF NOT id_columns_read THEN
+        PERFORM shardid_internal.check_id_columns(schema_name);
+    END IF;
     -- a registration whose schema was dropped gives way
-    DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
+    DELETE FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
     INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
+END
+$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.register_schema(integer, name, boolean) IS
+'private: register_shard(), whose check of the schema''s id columns provisioning leaves out for a schema it made and read (id_columns_read)';
+
+CREATE FUNCTION register_shard(shard integer, schema_name name)
+RETURNS void
+AS $$
+BEGIN
+    PERFORM shardid_internal.register_schema(shard, schema_name, false);
 END
 $$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -2844,6 +2863,8 @@ DECLARE
     tmpl oid;
     tmpl_rels oid[];
     made_rels oid[];
+    made_table regclass;
+    tmpl_read boolean := false;
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL THEN
@@ -2998,6 +3019,16 @@ BEGIN
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
                                    sch, t.relname, id_column, s);
                 END IF;
+                -- the copy's id column read as registration reads it
+                -- (below), and refused the same way where it cannot be
+                IF sch = ANY (made_schemas) THEN
+                    made_table := format('%I.%I', sch, t.relname)::regclass;
+                    IF NOT shardid_internal.id_column_readable(made_table,
+                               (SELECT a.attnum FROM pg_attribute a
+                                WHERE a.attrelid = made_table AND a.attname = id_column)) THEN
+                        PERFORM shardid_internal.check_id_columns(sch);
+                    END IF;
+                END IF;
                 action := 'created';
             ELSE
                 action := format('created, no %I column: no id DEFAULT', id_column);
@@ -3019,7 +3050,16 @@ BEGIN
                                    'REFERENCES ' || quote_ident(sch) || '.'));
         END LOOP;
 
-        PERFORM shardid.register_shard(s, sch);
+        -- A schema made here holds only copies of the template, whose id
+        -- columns were read above; other columns with a next_id() DEFAULT
+        -- (its own or its domain's) are the template's, copied with its
+        -- indexes: read in the template once a batch, whose tables the
+        -- copies keep locked.  An adopted schema is read whole.
+        IF sch = ANY (made_schemas) AND NOT tmpl_read THEN
+            PERFORM shardid_internal.check_id_columns(template);
+            tmpl_read := true;
+        END IF;
+        PERFORM shardid_internal.register_schema(s, sch, sch = ANY (made_schemas));
 
         -- an existing schema adopted: another role's objects in it, which
         -- doctor() reports, said now
