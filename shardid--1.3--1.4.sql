@@ -4420,6 +4420,9 @@ SET row_security = off;
 COMMENT ON FUNCTION doctor(boolean) IS
 'one row per problem with the logical shards of this database, each with how to fix it; scan_rows => false skips reading table rows';
 
+-- 1.4: provisioning reads the template's id columns before it makes
+-- anything, and registers a schema it made without the search of the
+-- schema's dependencies (register_schema()).
 -- Registration, with the check of the schema's id columns unless the
 -- caller read them already: provisioning, for a schema it made, reads
 -- each copy's id column and the template's own next_id() columns once a
@@ -4485,6 +4488,138 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION register_shard(integer, name) IS
 'record that a schema holds a logical shard in this database, for routing; refused while another existing schema is registered to it';
+
+
+CREATE OR REPLACE FUNCTION shardid_internal.check_template(template name, prefix text, digits integer, id_column name)
+RETURNS oid[]
+AS $$
+DECLARE
+    tmpl oid;
+    tmpl_rels oid[];
+    owner_names text;
+    suggestion name;
+    bad record;
+BEGIN
+    tmpl := to_regnamespace(quote_ident(template));
+    IF tmpl IS NULL THEN
+        RAISE EXCEPTION 'template schema "%" does not exist', template
+            USING ERRCODE = 'invalid_schema_name',
+                  HINT = 'Pass the schema that holds the tables of a shard as designed once (README, Logical shards): CREATE SCHEMA app_template; CREATE TABLE app_template.users (id bigint PRIMARY KEY, ...);';
+    END IF;
+    IF template IN ('pg_catalog', 'information_schema', 'shardid') OR template LIKE 'pg\_%' THEN
+        RAISE EXCEPTION 'template schema "%" is a system schema', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Design the tables of a logical shard in a schema of their own.';
+    END IF;
+    -- The template's tables and partitioned tables, found through their
+    -- dependency on the schema (pg_depend's index on the referenced object:
+    -- pg_class has no index on relnamespace, and a scan of it per call
+    -- grew with every shard made).  Every relation but a TOAST table and a
+    -- composite type records it; they are not tables of a template.
+    tmpl_rels := ARRAY(SELECT c.oid FROM pg_class c
+                       WHERE c.oid IN (SELECT d.objid FROM pg_depend d
+                                       WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = tmpl
+                                         AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass)
+                         AND c.relnamespace = tmpl AND c.relkind IN ('r', 'p'));
+    IF NOT EXISTS (SELECT FROM pg_class c
+                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition) THEN
+        RAISE EXCEPTION 'template schema "%" has no tables', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Provisioning copies the plain tables of the template; partitioned tables, views and functions are not copied.',
+                  HINT = format('Create the tables of a shard in it first, such as CREATE TABLE %I.users (id bigint PRIMARY KEY, name text);', template);
+    END IF;
+    -- Copying a table (LIKE ... INCLUDING ALL) builds its indexes, which
+    -- can run functions of the table's owner: the template and its tables
+    -- must be the caller's own, a superuser's, or (for a role that is no
+    -- superuser) those of a role whose privileges it has.
+    SELECT string_agg(DISTINCT quote_ident(pg_get_userbyid(o.owner)::text), ', ') INTO owner_names
+    FROM (SELECT nsp.nspowner AS owner FROM pg_namespace nsp WHERE nsp.nspname = template
+          UNION ALL
+          SELECT c.relowner FROM pg_class c WHERE c.oid = ANY (tmpl_rels)) o
+    WHERE NOT shardid_internal.owner_trusted(o.owner);
+    IF owner_names IS NOT NULL THEN
+        RAISE EXCEPTION 'template schema "%" or its tables belong to role %', template, owner_names
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Copying a template runs expressions of its tables (index expressions and predicates), which would run with your privileges.',
+                  HINT = 'Use a template that you own, or run shardid.add_shards() as the owner of the template.';
+    END IF;
+    -- The id column: the copy of each template table that has it gets the
+    -- id DEFAULT.  A name that no table has (a typo) would make shards whose
+    -- inserts fail, a column of another type than bigint shards whose ids
+    -- do not fit (doctor(): "id column not bigint"), a generated column
+    -- takes no DEFAULT: each is refused before anything is made.
+    IF NOT EXISTS (SELECT FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+                     AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped) THEN
+        -- the bigint primary key most tables of the template have, if any
+        SELECT a.attname INTO suggestion
+        FROM pg_class c
+        JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary AND i.indnkeyatts = 1
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+        WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+          AND a.atttypid = 'bigint'::regtype
+        GROUP BY a.attname ORDER BY count(*) DESC, a.attname LIMIT 1;
+        RAISE EXCEPTION 'no table of template schema "%" has column "%"', template, id_column
+            USING ERRCODE = 'undefined_column',
+                  DETAIL = format('Provisioning gives column %I of each table the id DEFAULT: %s would get none, and an insert that gives no id would fail.',
+                                  id_column,
+                                  (SELECT string_agg(format('%I.%I', template, c.relname), ', ' ORDER BY c.relname)
+                                   FROM pg_class c
+                                   WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition)),
+                  HINT = CASE WHEN suggestion IS NOT NULL
+                              THEN format('Pass the id column of the template''s tables: id_column => %L (their bigint primary key), or leave id_column out for %L.',
+                                          suggestion, 'id'::text)
+                              ELSE format('Pass id_column => the bigint column of the template''s tables that holds their ids (%L when left out).', 'id'::text) END;
+    END IF;
+    SELECT c.oid::regclass AS tab, format_type(a.atttypid, a.atttypmod) AS type, a.attgenerated
+    INTO bad
+    FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
+    JOIN pg_type ty ON ty.oid = a.atttypid
+    WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+      AND (CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END <> 'bigint'::regtype
+           OR a.attgenerated <> '')
+    ORDER BY c.relname LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'column "%" of template table % is %', id_column, bad.tab,
+                        CASE WHEN bad.attgenerated <> '' THEN 'generated' ELSE bad.type || ', not bigint' END
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Provisioning gives the id column of each table a DEFAULT that calls shardid.next_id(), which makes bigint ids: a column of another type does not hold them, a generated column takes no DEFAULT.',
+                  HINT = CASE WHEN bad.attgenerated <> ''
+                              THEN format('Make it a plain column of the template (ALTER TABLE %s ALTER COLUMN %I DROP EXPRESSION;), or pass id_column => the template''s id column.', bad.tab, id_column)
+                              ELSE format('Make it bigint in the template (ALTER TABLE %s ALTER COLUMN %I TYPE bigint;), or pass id_column => the template''s bigint id column.', bad.tab, id_column) END;
+    END IF;
+    -- Each copy gets the template table's indexes, and registration reads
+    -- its id column through one of them: a column it could not read is
+    -- refused here, in the template, before anything is made.
+    SELECT c.oid::regclass AS tab, a.attnum,
+           shardid_internal.id_column_unreadable(c.oid, a.attnum) AS reason
+    INTO bad
+    FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+      AND NOT shardid_internal.id_column_readable(c.oid, a.attnum)
+      AND shardid_internal.id_column_unreadable(c.oid, a.attnum) IS NOT NULL
+    ORDER BY c.relname LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the ids of column "%" of template table % cannot be read: %', id_column, bad.tab, bad.reason
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Each shard''s copy of the table gets its indexes, and registering a shard reads the newest id of each id column through a btree index on the column (at any position of its key), so that new ids sort after the stored ones.',
+                  HINT = 'Run ' || shardid_internal.id_column_fix(bad.tab, bad.attnum) || ' then provision the shards again.';
+    END IF;
+    IF digits < 1 OR digits > 4 OR prefix = '' THEN
+        RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Got prefix %L and %s digits.', prefix, digits),
+                  HINT = 'Leave prefix and digits out for schemas shard_0000 to shard_8191, or pass, say, prefix => ''app_'', digits => 4.';
+    END IF;
+    RETURN tmpl_rels;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.check_template(name, text, integer, name) IS
+'private: raise an error, with what to do, unless a template, its id column, prefix and digits can make shards; returns the template''s tables';
 
 
 CREATE OR REPLACE FUNCTION shardid_internal.make_local_shards(template name,
@@ -4671,7 +4806,9 @@ BEGIN
                                    sch, t.relname, id_column, s);
                 END IF;
                 -- the copy's id column read as registration reads it
-                -- (below), and refused the same way where it cannot be
+                -- (below), and refused the same way where it cannot be (the
+                -- template's was read by check_template(), but an index of
+                -- it may have been dropped since)
                 IF sch = ANY (made_schemas) THEN
                     made_table := format('%I.%I', sch, t.relname)::regclass;
                     IF NOT shardid_internal.id_column_readable(made_table,

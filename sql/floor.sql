@@ -171,3 +171,28 @@ SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 21;
 
 DELETE FROM shardid.shard_registry WHERE shard IN (20, 21);
 DROP SCHEMA fl_20, fl_21 CASCADE;
+
+-- provisioning reads the template's id columns before it makes anything,
+-- and registers a schema it made without searching it again: a template
+-- whose id column no index reads is refused, naming the template's table
+CREATE SCHEMA fl_tmpl;
+CREATE TABLE fl_tmpl.bare (id bigint, v text);
+CALL shardid.add_shards('fl_tmpl', '{22}', in_batches => false, prefix => 'fl_p_');
+SELECT count(*) AS made FROM pg_namespace WHERE nspname = 'fl_p_0022';
+ALTER TABLE fl_tmpl.bare ADD PRIMARY KEY (id);
+-- another column of the template with a next_id() DEFAULT is read in the
+-- template, whose indexes every copy gets
+ALTER TABLE fl_tmpl.bare ADD COLUMN other bigint DEFAULT shardid.next_id(0);
+CREATE INDEX ON fl_tmpl.bare USING hash (other);
+CALL shardid.add_shards('fl_tmpl', '{22}', in_batches => false, prefix => 'fl_p_');
+SELECT count(*) AS made FROM pg_namespace WHERE nspname = 'fl_p_0022';
+ALTER TABLE fl_tmpl.bare DROP COLUMN other;
+CALL shardid.add_shards('fl_tmpl', '{22}', in_batches => false, prefix => 'fl_p_');
+SELECT shard, schema_name FROM shardid.shard_registry WHERE shard = 22;
+-- an existing schema is searched whole: a table made in it by hand
+CREATE SCHEMA fl_p_0023;
+CREATE TABLE fl_p_0023.hand (id bigint DEFAULT shardid.next_id(23));
+CALL shardid.add_shards('fl_tmpl', '{23}', in_batches => false, prefix => 'fl_p_');
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 23;
+DELETE FROM shardid.shard_registry WHERE shard IN (22, 23);
+DROP SCHEMA fl_tmpl, fl_p_0022, fl_p_0023 CASCADE;

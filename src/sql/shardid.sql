@@ -2819,6 +2819,24 @@ BEGIN
                               THEN format('Make it a plain column of the template (ALTER TABLE %s ALTER COLUMN %I DROP EXPRESSION;), or pass id_column => the template''s id column.', bad.tab, id_column)
                               ELSE format('Make it bigint in the template (ALTER TABLE %s ALTER COLUMN %I TYPE bigint;), or pass id_column => the template''s bigint id column.', bad.tab, id_column) END;
     END IF;
+    -- Each copy gets the template table's indexes, and registration reads
+    -- its id column through one of them: a column it could not read is
+    -- refused here, in the template, before anything is made.
+    SELECT c.oid::regclass AS tab, a.attnum,
+           shardid_internal.id_column_unreadable(c.oid, a.attnum) AS reason
+    INTO bad
+    FROM pg_class c
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
+      AND NOT shardid_internal.id_column_readable(c.oid, a.attnum)
+      AND shardid_internal.id_column_unreadable(c.oid, a.attnum) IS NOT NULL
+    ORDER BY c.relname LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the ids of column "%" of template table % cannot be read: %', id_column, bad.tab, bad.reason
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Each shard''s copy of the table gets its indexes, and registering a shard reads the newest id of each id column through a btree index on the column (at any position of its key), so that new ids sort after the stored ones.',
+                  HINT = 'Run ' || shardid_internal.id_column_fix(bad.tab, bad.attnum) || ' then provision the shards again.';
+    END IF;
     IF digits < 1 OR digits > 4 OR prefix = '' THEN
         RAISE EXCEPTION 'schema names need a non-empty prefix and 1 to 4 digits'
             USING ERRCODE = 'invalid_parameter_value',
@@ -3020,7 +3038,9 @@ BEGIN
                                    sch, t.relname, id_column, s);
                 END IF;
                 -- the copy's id column read as registration reads it
-                -- (below), and refused the same way where it cannot be
+                -- (below), and refused the same way where it cannot be (the
+                -- template's was read by check_template(), but an index of
+                -- it may have been dropped since)
                 IF sch = ANY (made_schemas) THEN
                     made_table := format('%I.%I', sch, t.relname)::regclass;
                     IF NOT shardid_internal.id_column_readable(made_table,
