@@ -2867,8 +2867,6 @@ DECLARE
     sch name;
     owner oid;
     registered name;
-    t record;
-    fk record;
     seq text;
     suffix text;
     n integer;
@@ -2883,6 +2881,18 @@ DECLARE
     made_rels oid[];
     made_table regclass;
     tmpl_read boolean := false;
+    k integer;
+    tab_oids oid[];
+    tab_names name[];
+    tab_identities "char"[];
+    tab_id_attnums smallint[];
+    tab_oid oid;
+    tab_name name;
+    tab_identity "char";
+    fk_rels oid[];
+    fk_relnames name[];
+    fk_connames name[];
+    fk_defs text[];
 BEGIN
     IF template IS NULL OR shards IS NULL OR prefix IS NULL OR digits IS NULL
        OR id_column IS NULL THEN
@@ -2947,24 +2957,45 @@ BEGIN
         END IF;
     END LOOP;
 
+    -- The template's tables and their foreign keys, read once for every
+    -- shard of the call (a query per shard was planned again for each: a
+    -- millisecond a shard).  A copy's id column is the template's at its
+    -- place among the columns that are not dropped (LIKE copies them in
+    -- order).
+    SELECT array_agg(c.oid ORDER BY c.relname), array_agg(c.relname ORDER BY c.relname),
+           array_agg(a.attidentity ORDER BY c.relname),
+           array_agg((SELECT count(*) FROM pg_attribute b
+                      WHERE b.attrelid = c.oid AND b.attnum > 0 AND NOT b.attisdropped
+                        AND b.attnum <= a.attnum)::smallint ORDER BY c.relname)
+    INTO tab_oids, tab_names, tab_identities, tab_id_attnums
+    FROM pg_class c
+    LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition;
+    SELECT array_agg(con.conrelid ORDER BY c.relname, con.conname), array_agg(c.relname ORDER BY c.relname, con.conname),
+           array_agg(con.conname ORDER BY c.relname, con.conname),
+           array_agg(pg_get_constraintdef(con.oid) ORDER BY c.relname, con.conname)
+    INTO fk_rels, fk_relnames, fk_connames, fk_defs
+    FROM pg_constraint con
+    JOIN pg_class c ON c.oid = con.conrelid
+    WHERE con.conrelid = ANY (tab_oids) AND con.contype = 'f';
+
     FOREACH s IN ARRAY shards LOOP
         sch := prefix || lpad(s::text, greatest(digits, length(s::text)), '0');
         -- checked again where it is used: it may be new since the check
-        PERFORM shardid_internal.check_shard_schema(sch, s);
+        -- (one made above is this call's own)
+        IF NOT sch = ANY (made_schemas) THEN
+            PERFORM shardid_internal.check_shard_schema(sch, s);
+        END IF;
         made_rels := '{}';
 
-        FOR t IN
-            SELECT c.oid, c.relname,
-                   (SELECT a.attidentity FROM pg_attribute a
-                     WHERE a.attrelid = c.oid AND a.attname = id_column AND NOT a.attisdropped) AS identity
-            FROM pg_class c
-            WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition
-            ORDER BY c.relname
-        LOOP
+        FOR k IN 1 .. coalesce(cardinality(tab_oids), 0) LOOP
+            tab_oid := tab_oids[k];
+            tab_name := tab_names[k];
+            tab_identity := tab_identities[k];
             shard := s;
             schema_name := sch;
-            table_name := t.relname;
-            existing := to_regclass(format('%I.%I', sch, t.relname));
+            table_name := tab_name;
+            existing := to_regclass(format('%I.%I', sch, tab_name));
             IF existing IS NOT NULL THEN
                 -- adopted only if it is what this would have made: a table
                 -- of a trusted owner (a view's INSTEAD OF trigger, a rule or
@@ -2982,13 +3013,13 @@ BEGIN
                               HINT = format('Find out who made it; drop or rename it, then run shardid.add_shards() again to make %s from template %I.', existing, template);
                 END IF;
                 -- what doctor() would report of it, said now, with its fix
-                drift := shardid_internal.table_drift(t.oid, existing, id_column);
+                drift := shardid_internal.table_drift(tab_oid, existing, id_column);
                 IF drift IS NOT NULL THEN
                     RAISE WARNING 'table % of shard % differs from its template %.%: %', existing, s,
-                                  quote_ident(template), quote_ident(t.relname), drift
-                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid_internal.drift_fix(t.oid, existing, id_column);
+                                  quote_ident(template), quote_ident(tab_name), drift
+                        USING HINT = 'Provisioning keeps an existing table as it is. ' || shardid_internal.drift_fix(tab_oid, existing, id_column);
                 END IF;
-                IF t.identity IS NOT NULL THEN
+                IF tab_identity IS NOT NULL THEN
                     id_drift := shardid_internal.id_default_drift(existing, id_column, s);
                     IF id_drift.detail IS NOT NULL THEN
                         RAISE WARNING 'column "%" of table % makes no ids of shard %', id_column, existing, s
@@ -3001,11 +3032,11 @@ BEGIN
                 CONTINUE;
             END IF;
             EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
-                           sch, t.relname, template, t.relname);
-            IF t.identity IS NOT NULL THEN
-                IF t.identity <> '' THEN
+                           sch, tab_name, template, tab_name);
+            IF tab_identity IS NOT NULL THEN
+                IF tab_identity <> '' THEN
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
-                                   sch, t.relname, id_column);
+                                   sch, tab_name, id_column);
                 END IF;
                 -- the id form, chosen (and said) when the first table is made
                 IF use_sequence IS NULL THEN
@@ -3018,7 +3049,7 @@ BEGIN
                     n := 0;
                     LOOP
                         suffix := '_seq' || CASE WHEN n > 0 THEN n::text ELSE '' END;
-                        seq := t.relname || '_' || id_column;
+                        seq := tab_name || '_' || id_column;
                         WHILE octet_length(seq) + octet_length(suffix) > 63 LOOP
                             seq := left(seq, -1);
                         END LOOP;
@@ -3030,22 +3061,20 @@ BEGIN
                         n := n + 1;
                     END LOOP;
                     EXECUTE format('CREATE SEQUENCE %I.%I CACHE 1 OWNED BY %I.%I.%I',
-                                   sch, seq, sch, t.relname, id_column);
+                                   sch, seq, sch, tab_name, id_column);
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, nextval(%L::regclass))',
-                                   sch, t.relname, id_column, s, format('%I.%I', sch, seq));
+                                   sch, tab_name, id_column, s, format('%I.%I', sch, seq));
                 ELSE
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
-                                   sch, t.relname, id_column, s);
+                                   sch, tab_name, id_column, s);
                 END IF;
                 -- the copy's id column read as registration reads it
                 -- (below), and refused the same way where it cannot be (the
                 -- template's was read by check_template(), but an index of
                 -- it may have been dropped since)
                 IF sch = ANY (made_schemas) THEN
-                    made_table := format('%I.%I', sch, t.relname)::regclass;
-                    IF NOT shardid_internal.id_column_readable(made_table,
-                               (SELECT a.attnum FROM pg_attribute a
-                                WHERE a.attrelid = made_table AND a.attname = id_column)) THEN
+                    made_table := format('%I.%I', sch, tab_name)::regclass;
+                    IF NOT shardid_internal.id_column_readable(made_table, tab_id_attnums[k]) THEN
                         PERFORM shardid_internal.check_id_columns(sch);
                     END IF;
                 END IF;
@@ -3053,20 +3082,15 @@ BEGIN
             ELSE
                 action := format('created, no %I column: no id DEFAULT', id_column);
             END IF;
-            made_rels := made_rels || t.oid;
+            made_rels := made_rels || tab_oid;
             RETURN NEXT;
         END LOOP;
 
         -- foreign keys between tables of the template join the shard's own tables
-        FOR fk IN
-            SELECT c.relname, con.conname, pg_get_constraintdef(con.oid) AS def
-            FROM pg_constraint con
-            JOIN pg_class c ON c.oid = con.conrelid
-            WHERE con.conrelid = ANY (made_rels) AND con.contype = 'f'
-            ORDER BY c.relname, con.conname
-        LOOP
-            EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk.relname, fk.conname,
-                           replace(fk.def, 'REFERENCES ' || quote_ident(template) || '.',
+        FOR k IN 1 .. coalesce(cardinality(fk_rels), 0) LOOP
+            CONTINUE WHEN NOT fk_rels[k] = ANY (made_rels);
+            EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', sch, fk_relnames[k], fk_connames[k],
+                           replace(fk_defs[k], 'REFERENCES ' || quote_ident(template) || '.',
                                    'REFERENCES ' || quote_ident(sch) || '.'));
         END LOOP;
 
