@@ -34,7 +34,7 @@
  * block's too) that leaves next_id() on Citus's row-based model: the hooks
  * of "Citus's row-based model refused" below, which also refuse it at
  * create_distributed_table() and create_reference_table(), and at every
- * INSERT and COPY that would run it, on every node.
+ * INSERT and COPY that would run it, on every node, on tenant tables too.
  *
  * src/citus.c
  *
@@ -297,7 +297,11 @@ shardid_set_id(PG_FUNCTION_ARGS)
  * node (a reference table), each node would make next_id(shard) of the
  * same shard from its own clock and counter, and the ids repeat.  shardid
  * serves such tables nowhere, and refuses next_id() on them where it would
- * run, on every node, with hooks of this library:
+ * run, on every node.  So it does on a table of one shard (a tenant table,
+ * or one distributed without a column), whose ids the set_id() trigger
+ * makes where its rows are stored, and, on the workers, on a Citus local
+ * table (its rows and ids are the coordinator's).  With hooks of this
+ * library:
  *
  *	- the planner hook: an INSERT or a MERGE (in a WITH too) into such a
  *	  table that calls next_id(), by a column's DEFAULT (its own, its
@@ -305,20 +309,32 @@ shardid_set_id(PG_FUNCTION_ARGS)
  *	  is seen whatever Citus then plans: Citus's planner hook replaces the
  *	  ModifyTable by a plan of its own, and runs after this one (Citus must
  *	  come first in shared_preload_libraries);
+ *	- the executor hooks (start, run, finish), the planner and utility hooks
+ *	  mark the table such a statement, or a COPY FROM, writes while it runs,
+ *	  and next_id() and next_ids() refuse a call meanwhile: a function of
+ *	  the user's that calls next_id() (DEFAULT myid()), which no check of
+ *	  the statement sees.  Citus evaluates the statement's functions in its
+ *	  scan's start (an INSERT ... SELECT's in the run), keeping the original
+ *	  range table beside its own;
  *	- the utility hook: a COPY FROM into such a table that leaves a column
  *	  whose DEFAULT calls next_id() (floor.c's id columns) to its DEFAULT;
  *	- the function manager hook around create_distributed_table(),
  *	  create_reference_table() and alter_distributed_table(), which are
  *	  SELECTs and fire no event trigger: a table they made such a table in
- *	  this transaction (its row of pg_dist_partition) with such a column;
+ *	  this transaction (its row of pg_dist_partition) with such a column, or
+ *	  with a set_id() trigger when it is distributed by a column or a
+ *	  reference table;
  *	- the event trigger shardid_citus_guard, at an ALTER TABLE a function
- *	  runs too (a DO block): such a table left with such a column.
+ *	  runs too (a DO block): such a table left with such a column; at a
+ *	  CREATE TABLE in, or ALTER TABLE ... SET SCHEMA into, a tenant schema
+ *	  after citus_guard_ddl(): a column whose DEFAULT still calls next_id()
+ *	  (its domain's).
  *
  * Whether a table is such a table is read from pg_dist_partition once per
  * table and backend, and forgotten at the table's relcache invalidation
  * (Citus sends one at each change of the table's row there).  Without
- * Citus, an INSERT planned or a COPY costs one lookup in a hash table, and
- * the id path nothing.
+ * Citus, an INSERT planned, started, run and finished or a COPY costs one
+ * lookup in a hash table each, and next_id() a test of one variable.
  * ---------------------------------------------------------------------
  */
 
