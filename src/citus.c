@@ -92,12 +92,18 @@ static FmgrInfo next_id_finfo;
 
 /*
  * The Citus table that the statement being planned or executed writes, on
- * which next_id() is refused (src/citus.c, "Citus's row-based model
- * refused"), or invalid; its kind and what reaches a node with its rows
+ * which next_id() is refused ("Citus's row-based model refused" below), or
+ * an invalid relid; its kind (a CitusTable) and what reaches a node with
+ * its rows ("INSERT", "COPY")
  */
-static Oid	citus_writing_relid = InvalidOid;
-static int	citus_writing_kind = 0;
-static const char *citus_writing_what = NULL;
+typedef struct CitusWriting
+{
+	Oid			relid;
+	int			kind;
+	const char *what;
+} CitusWriting;
+
+static CitusWriting citus_writing = {InvalidOid, 0, NULL};
 static bool next_id_ready = false;
 static HTAB *checked_tables = NULL;
 
@@ -133,13 +139,13 @@ set_id_lookup_next_id(Oid self)
 static int64
 set_id_next(int32 shard)
 {
-	Oid			writing = citus_writing_relid;
+	Oid			writing = citus_writing.relid;
 	int64		v;
 
-	citus_writing_relid = InvalidOid;
+	citus_writing.relid = InvalidOid;
 	v = DatumGetInt64(FunctionCall1Coll(&next_id_finfo, InvalidOid,
 										Int32GetDatum(shard)));
-	citus_writing_relid = writing;
+	citus_writing.relid = writing;
 	return v;
 }
 
@@ -813,36 +819,25 @@ citus_written(List *rtable, CitusTable *kind)
 }
 
 /*
- * Marks, around fn(arg), the table of the row-based model that a statement
- * writes: a next_id() that runs meanwhile, whatever called it (a function
- * of a DEFAULT, of the statement), is refused (shardid_citus_next_id_check())
+ * Marks the table of the row-based model that a statement writes (relid,
+ * when valid) until the caller puts back the mark returned, in a
+ * PG_FINALLY(): a next_id() that runs meanwhile, whatever called it (a
+ * function of a DEFAULT, of the statement), is refused
+ * (shardid_citus_next_id_check())
  */
-#define CITUS_WRITING(relid, kind, what, call) \
-	do { \
-		Oid			saved_relid = citus_writing_relid; \
-		int			saved_kind = citus_writing_kind; \
-		const char *saved_what = citus_writing_what; \
-		\
-		if (!OidIsValid(relid)) \
-		{ \
-			call; \
-			break; \
-		} \
-		citus_writing_relid = (relid); \
-		citus_writing_kind = (int) (kind); \
-		citus_writing_what = (what); \
-		PG_TRY(); \
-		{ \
-			call; \
-		} \
-		PG_FINALLY(); \
-		{ \
-			citus_writing_relid = saved_relid; \
-			citus_writing_kind = saved_kind; \
-			citus_writing_what = saved_what; \
-		} \
-		PG_END_TRY(); \
-	} while (0)
+static CitusWriting
+citus_writing_mark(Oid relid, CitusTable kind, const char *what)
+{
+	CitusWriting saved = citus_writing;
+
+	if (OidIsValid(relid))
+	{
+		citus_writing.relid = relid;
+		citus_writing.kind = (int) kind;
+		citus_writing.what = what;
+	}
+	return saved;
+}
 
 static PlannedStmt *
 citus_planner(Query *parse, const char *query_string, int cursorOptions,
@@ -851,6 +846,7 @@ citus_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *result;
 	Oid			relid = InvalidOid;
 	CitusTable	kind = CITUS_TABLE_OTHER;
+	CitusWriting saved;
 
 	if (parse->commandType == CMD_INSERT || parse->commandType == CMD_MERGE ||
 		parse->hasModifyingCTE)
@@ -859,10 +855,19 @@ citus_planner(Query *parse, const char *query_string, int cursorOptions,
 		/* Citus may evaluate the statement's functions while it plans */
 		relid = citus_written(parse->rtable, &kind);
 	}
-	CITUS_WRITING(relid, kind, "INSERT",
-				  result = prev_planner ?
-				  prev_planner(parse, query_string, cursorOptions, boundParams) :
-				  standard_planner(parse, query_string, cursorOptions, boundParams));
+	saved = citus_writing_mark(relid, kind, "INSERT");
+	PG_TRY();
+	{
+		if (prev_planner)
+			result = prev_planner(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 	return result;
 }
 
@@ -887,12 +892,20 @@ citus_executor_start(QueryDesc *queryDesc, int eflags)
 {
 	CitusTable	kind = CITUS_TABLE_OTHER;
 	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
 
-	CITUS_WRITING(relid, kind, "INSERT",
-				  if (prev_executor_start)
-				  prev_executor_start(queryDesc, eflags);
-				  else
-				  standard_ExecutorStart(queryDesc, eflags));
+	PG_TRY();
+	{
+		if (prev_executor_start)
+			prev_executor_start(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 }
 
 static void
@@ -905,20 +918,27 @@ citus_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
 {
 	CitusTable	kind = CITUS_TABLE_OTHER;
 	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
 
+	PG_TRY();
+	{
 #if PG_VERSION_NUM >= 180000
-	CITUS_WRITING(relid, kind, "INSERT",
-				  if (prev_executor_run)
-				  prev_executor_run(queryDesc, direction, count);
-				  else
-				  standard_ExecutorRun(queryDesc, direction, count));
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
 #else
-	CITUS_WRITING(relid, kind, "INSERT",
-				  if (prev_executor_run)
-				  prev_executor_run(queryDesc, direction, count, execute_once);
-				  else
-				  standard_ExecutorRun(queryDesc, direction, count, execute_once));
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
 #endif
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 }
 
 static void
@@ -926,12 +946,20 @@ citus_executor_finish(QueryDesc *queryDesc)
 {
 	CitusTable	kind = CITUS_TABLE_OTHER;
 	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
 
-	CITUS_WRITING(relid, kind, "INSERT",
-				  if (prev_executor_finish)
-				  prev_executor_finish(queryDesc);
-				  else
-				  standard_ExecutorFinish(queryDesc));
+	PG_TRY();
+	{
+		if (prev_executor_finish)
+			prev_executor_finish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -946,10 +974,10 @@ shardid_citus_next_id_check(void)
 {
 	Relation	rel;
 
-	if (!OidIsValid(citus_writing_relid))
+	if (!OidIsValid(citus_writing.relid))
 		return;
-	rel = relation_open(citus_writing_relid, NoLock);
-	citus_refuse(rel, (CitusTable) citus_writing_kind, 0, citus_writing_what);
+	rel = relation_open(citus_writing.relid, NoLock);
+	citus_refuse(rel, (CitusTable) citus_writing.kind, 0, citus_writing.what);
 }
 
 /*
@@ -1000,6 +1028,7 @@ citus_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 {
 	Oid			relid = InvalidOid;
 	CitusTable	kind = CITUS_TABLE_OTHER;
+	CitusWriting saved;
 
 	if (IsA(pstmt->utilityStmt, CopyStmt))
 	{
@@ -1014,13 +1043,21 @@ citus_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				relid = InvalidOid;
 		}
 	}
-	CITUS_WRITING(relid, kind, "COPY",
-				  if (prev_utility)
-				  prev_utility(pstmt, queryString, readOnlyTree, context, params,
-							   queryEnv, dest, qc);
-				  else
-				  standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-										  params, queryEnv, dest, qc));
+	saved = citus_writing_mark(relid, kind, "COPY");
+	PG_TRY();
+	{
+		if (prev_utility)
+			prev_utility(pstmt, queryString, readOnlyTree, context, params,
+						 queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 }
 
 /*
