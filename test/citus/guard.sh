@@ -48,7 +48,7 @@
 #    next_id() DEFAULT makes ids on the coordinator (no repeat) and is
 #    refused through the workers; a worker that does not preload shardid
 #    refuses too (its login trigger loads it).  On 1.3 every one of these
-#    was accepted, and 21-31% of the ids repeated.
+#    was accepted, and 13-31% of the ids repeated.
 # On 1.2 (and 1.3 before the event trigger) the first INSERT into the added
 # table failed on NOT NULL, the DEFAULT stayed and the doctor reported "id
 # made where the statement arrives", and the DEFAULTs and the trigger were
@@ -336,7 +336,7 @@ tenant table of a role that may not register shards|shard_0020.owned|" "the doct
 # no silent path: next_id() written another way, for a table whose ids it
 # would make on whichever node receives the INSERT.  nine TABLE COLUMN: 9
 # clients, 3 through each node, each 20 INSERTs of 10 rows (VALUES: Citus
-# evaluates the DEFAULT where the statement arrives; 1.3 repeated 21-31% of
+# evaluates the DEFAULT where the statement arrives; 1.3 repeated 13-31% of
 # the ids of every case below); client i's errors in nine.i
 nine() {
 	local pids=() i=0 port
