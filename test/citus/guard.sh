@@ -37,7 +37,8 @@
 #    one run: 1,800 rows, 14 ids repeated); ids given, by INSERT and COPY,
 #    pass;
 #  * no silent path, 9 clients through 3 nodes each (20 INSERTs of 10 rows):
-#    a tenant table's domain DEFAULT refused at CREATE TABLE, and at every
+#    a tenant table's domain DEFAULT refused at CREATE TABLE (and ALTER
+#    TABLE ... SET SCHEMA into a tenant schema), and at every
 #    INSERT when set later by ALTER DOMAIN; a tenant table's DEFAULT set in
 #    a DO block or a function refused; a function of the user's that calls
 #    next_id() as DEFAULT of a hash-distributed, a reference and a tenant
@@ -376,6 +377,11 @@ at "$COORD" -c "CREATE DOMAIN public.tenant_id AS bigint DEFAULT shardid.next_id
 expect "$(err -c "CREATE TABLE tenant_5.by_domain (id public.tenant_id NOT NULL, v int)")" = "$(tenant_default tenant_5.by_domain 5)" \
 	"CREATE TABLE in a tenant schema, its id's domain DEFAULT calls next_id()"
 expect "$(at "$COORD" -c "SELECT count(*) FROM pg_class WHERE relname = 'by_domain'")" = 0 "the refused table"
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.moving (id public.tenant_id NOT NULL, v int)" >/dev/null || fail "setup of public.moving"
+expect "$(err -c "ALTER TABLE public.moving SET SCHEMA tenant_5")" = "$(tenant_default tenant_5.moving 5)" \
+	"ALTER TABLE ... SET SCHEMA into a tenant schema, its id's domain DEFAULT calls next_id()"
+expect "$(at "$COORD" -c "SELECT relnamespace::regnamespace FROM pg_class WHERE relname = 'moving'")" = public "the refused move"
 at "$COORD" -c "CREATE TABLE tenant_5.later (id public.later_id NOT NULL, v int)" \
 	-c "ALTER DOMAIN public.later_id SET DEFAULT shardid.next_id(5)" >/dev/null || fail "ALTER DOMAIN ... SET DEFAULT of a tenant table's column"
 nine_refused tenant_5.later v "$(tenant_default tenant_5.later 5)"
