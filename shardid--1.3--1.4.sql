@@ -2056,7 +2056,7 @@ REVOKE EXECUTE ON FUNCTION shardid_internal.registry_guard() FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION shardid_internal.legacy_ids_guard() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal.citus_guard() IS
-'event trigger function of shardid_citus_guard: without Citus it returns at once; refuses an ALTER TABLE, a function''s too, that leaves a table distributed by a column or a reference table with a next_id() DEFAULT; for a statement the client sent it calls shardid_internal.citus_guard_ddl()';
+'event trigger function of shardid_citus_guard: without Citus it returns at once; refuses an ALTER TABLE, a function''s too, that leaves a table distributed by a column, a reference table or a tenant table with a next_id() DEFAULT; for a statement the client sent it calls shardid_internal.citus_guard_ddl(), then refuses a table made in or moved into a tenant schema with a next_id() DEFAULT left (its domain''s)';
 
 COMMENT ON FUNCTION shardid.mark_status() IS
 'deprecated in 1.3 (removed in 2.0): the same columns are in info(), stored_checks, stored_moves and stored_too_far as floors_applied, floors_moved and floors_beyond_bound; stored_unindexed is 0';

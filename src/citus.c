@@ -34,7 +34,7 @@
  * block's too) that leaves next_id() on Citus's row-based model: the hooks
  * of "Citus's row-based model refused" below, which also refuse it at
  * create_distributed_table() and create_reference_table(), and at every
- * INSERT and COPY that would run it, on every node.
+ * INSERT and COPY that would run it, on every node, on tenant tables too.
  *
  * src/citus.c
  *
@@ -55,6 +55,7 @@
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -88,6 +89,21 @@
 #include "stored.h"
 
 static FmgrInfo next_id_finfo;
+
+/*
+ * The Citus table that the statement being planned or executed writes, on
+ * which next_id() is refused ("Citus's row-based model refused" below), or
+ * an invalid relid; its kind (a CitusTable) and what reaches a node with
+ * its rows ("INSERT", "COPY")
+ */
+typedef struct CitusWriting
+{
+	Oid			relid;
+	int			kind;
+	const char *what;
+} CitusWriting;
+
+static CitusWriting citus_writing = {InvalidOid, 0, NULL};
 static bool next_id_ready = false;
 static HTAB *checked_tables = NULL;
 
@@ -115,11 +131,22 @@ set_id_lookup_next_id(Oid self)
 	next_id_ready = true;
 }
 
+/*
+ * next_id(shard) for the row being inserted here, where it is stored: not
+ * refused by the write of a Citus table it may run inside (local
+ * execution of the placement's INSERT, shardid_citus_next_id_check())
+ */
 static int64
 set_id_next(int32 shard)
 {
-	return DatumGetInt64(FunctionCall1Coll(&next_id_finfo, InvalidOid,
-										   Int32GetDatum(shard)));
+	Oid			writing = citus_writing.relid;
+	int64		v;
+
+	citus_writing.relid = InvalidOid;
+	v = DatumGetInt64(FunctionCall1Coll(&next_id_finfo, InvalidOid,
+										Int32GetDatum(shard)));
+	citus_writing.relid = writing;
+	return v;
 }
 
 /*
@@ -276,7 +303,11 @@ shardid_set_id(PG_FUNCTION_ARGS)
  * node (a reference table), each node would make next_id(shard) of the
  * same shard from its own clock and counter, and the ids repeat.  shardid
  * serves such tables nowhere, and refuses next_id() on them where it would
- * run, on every node, with hooks of this library:
+ * run, on every node.  So it does on a table of one shard (a tenant table,
+ * or one distributed without a column), whose ids the set_id() trigger
+ * makes where its rows are stored, and, on the workers, on a Citus local
+ * table (its rows and ids are the coordinator's).  With hooks of this
+ * library:
  *
  *	- the planner hook: an INSERT or a MERGE (in a WITH too) into such a
  *	  table that calls next_id(), by a column's DEFAULT (its own, its
@@ -284,28 +315,44 @@ shardid_set_id(PG_FUNCTION_ARGS)
  *	  is seen whatever Citus then plans: Citus's planner hook replaces the
  *	  ModifyTable by a plan of its own, and runs after this one (Citus must
  *	  come first in shared_preload_libraries);
+ *	- the executor hooks (start, run, finish), the planner and utility hooks
+ *	  mark the table such a statement, or a COPY FROM, writes while it runs,
+ *	  and next_id() and next_ids() refuse a call meanwhile: a function of
+ *	  the user's that calls next_id() (DEFAULT myid()), which no check of
+ *	  the statement sees.  Citus evaluates the statement's functions in its
+ *	  scan's start (an INSERT ... SELECT's in the run), keeping the original
+ *	  range table beside its own;
  *	- the utility hook: a COPY FROM into such a table that leaves a column
  *	  whose DEFAULT calls next_id() (floor.c's id columns) to its DEFAULT;
  *	- the function manager hook around create_distributed_table(),
  *	  create_reference_table() and alter_distributed_table(), which are
  *	  SELECTs and fire no event trigger: a table they made such a table in
- *	  this transaction (its row of pg_dist_partition) with such a column;
+ *	  this transaction (its row of pg_dist_partition) with such a column, or
+ *	  with a set_id() trigger when it is distributed by a column or a
+ *	  reference table;
  *	- the event trigger shardid_citus_guard, at an ALTER TABLE a function
- *	  runs too (a DO block): such a table left with such a column.
+ *	  runs too (a DO block): such a table left with such a column; at a
+ *	  CREATE TABLE in, or ALTER TABLE ... SET SCHEMA into, a tenant schema
+ *	  after citus_guard_ddl(): a column whose DEFAULT still calls next_id()
+ *	  (its domain's).
  *
  * Whether a table is such a table is read from pg_dist_partition once per
  * table and backend, and forgotten at the table's relcache invalidation
  * (Citus sends one at each change of the table's row there).  Without
- * Citus, an INSERT planned or a COPY costs one lookup in a hash table, and
- * the id path nothing.
+ * Citus, an INSERT planned, started, run and finished or a COPY costs one
+ * lookup in a hash table each, and next_id() a test of one variable.
  * ---------------------------------------------------------------------
  */
 
 typedef enum CitusTable
 {
-	CITUS_TABLE_OTHER,			/* not Citus's, or a tenant or local table */
+	CITUS_TABLE_OTHER,			/* not Citus's */
 	CITUS_TABLE_DISTRIBUTED,	/* distributed by a column */
-	CITUS_TABLE_REFERENCE		/* a copy on every node */
+	CITUS_TABLE_REFERENCE,		/* a copy on every node */
+	CITUS_TABLE_SINGLE,			/* one shard: a tenant table, or distributed
+								 * without a column */
+	CITUS_TABLE_LOCAL			/* a Citus local table: rows on the
+								 * coordinator */
 } CitusTable;
 
 typedef struct CitusTableEntry
@@ -320,6 +367,9 @@ static planner_hook_type prev_planner = NULL;
 static ProcessUtility_hook_type prev_utility = NULL;
 static needs_fmgr_hook_type prev_needs_fmgr = NULL;
 static fmgr_hook_type prev_fmgr = NULL;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
 
 /* Citus's functions that make a table distributed or reference */
 #define CITUS_MAX_DISTRIBUTING 16
@@ -334,6 +384,7 @@ typedef struct CitusPartitionColumns
 	AttrNumber	method;
 	AttrNumber	key;
 	AttrNumber	repmodel;
+	AttrNumber	colocation;
 } CitusPartitionColumns;
 
 static bool
@@ -343,7 +394,9 @@ citus_partition_columns(Oid catalog, CitusPartitionColumns *cols)
 	cols->method = get_attnum(catalog, "partmethod");
 	cols->key = get_attnum(catalog, "partkey");
 	cols->repmodel = get_attnum(catalog, "repmodel");
-	return cols->relid > 0 && cols->method > 0 && cols->key > 0 && cols->repmodel > 0;
+	cols->colocation = get_attnum(catalog, "colocationid");
+	return cols->relid > 0 && cols->method > 0 && cols->key > 0 && cols->repmodel > 0 &&
+		cols->colocation > 0;
 }
 
 /*
@@ -358,6 +411,7 @@ citus_partition_kind(HeapTuple tuple, TupleDesc desc, CitusPartitionColumns *col
 	bool		isnull;
 	Datum		method = heap_getattr(tuple, cols->method, desc, &isnull);
 	Datum		repmodel;
+	Datum		colocation;
 
 	if (!isnull && DatumGetChar(method) != 'n')
 	{
@@ -374,7 +428,11 @@ citus_partition_kind(HeapTuple tuple, TupleDesc desc, CitusPartitionColumns *col
 	repmodel = heap_getattr(tuple, cols->repmodel, desc, &isnull);
 	if (!isnull && DatumGetChar(repmodel) == 't')
 		return CITUS_TABLE_REFERENCE;
-	return CITUS_TABLE_OTHER;
+	/* a single-shard table is colocated, a Citus local table is not */
+	colocation = heap_getattr(tuple, cols->colocation, desc, &isnull);
+	if (!isnull && DatumGetUInt32(colocation) != 0)
+		return CITUS_TABLE_SINGLE;
+	return CITUS_TABLE_LOCAL;
 }
 
 /* what relid is to Citus, from pg_dist_partition (its index by table) */
@@ -491,10 +549,76 @@ citus_distributing(Oid fn_oid)
 	return false;
 }
 
+/* whether this node is a Citus worker (pg_dist_local_group.groupid not 0) */
+static bool
+citus_on_worker(void)
+{
+	Oid			catalog = get_relname_relid("pg_dist_local_group", PG_CATALOG_NAMESPACE);
+	AttrNumber	groupid;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		worker = false;
+
+	if (!OidIsValid(catalog) || (groupid = get_attnum(catalog, "groupid")) <= 0)
+		return false;
+	rel = table_open(catalog, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+	{
+		bool		isnull;
+		Datum		group = heap_getattr(tuple, groupid, RelationGetDescr(rel), &isnull);
+
+		worker = !isnull && DatumGetInt32(group) != 0;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return worker;
+}
+
+/* whether nsp is a Citus tenant schema (pg_dist_schema, by its key) */
+static bool
+citus_tenant_schema(Oid nsp)
+{
+	Oid			catalog = get_relname_relid("pg_dist_schema", PG_CATALOG_NAMESPACE);
+	Oid			index;
+	AttrNumber	schemaid;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	if (!OidIsValid(catalog) || (schemaid = get_attnum(catalog, "schemaid")) <= 0)
+		return false;
+	index = get_relname_relid("pg_dist_schema_pkey", PG_CATALOG_NAMESPACE);
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&key, schemaid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(nsp));
+	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * Whether next_id() is refused on a table of kind here: on every node but
+ * for a Citus local table, whose rows (and ids) are the coordinator's
+ */
+static bool
+citus_refused(CitusTable kind)
+{
+	if (kind == CITUS_TABLE_OTHER)
+		return false;
+	if (kind == CITUS_TABLE_LOCAL)
+		return citus_on_worker();
+	return true;
+}
+
 /*
  * The refusal.  column: the first column of rel whose DEFAULT calls
- * next_id(), or 0 (a next_id() call the statement makes); arrives: what
- * reaches a node with it ("INSERT", "COPY").
+ * next_id(), or 0 (a next_id() call the statement makes, itself or in a
+ * function); arrives: what reaches a node with it ("INSERT", "COPY").
  */
 static void
 citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arrives)
@@ -506,6 +630,40 @@ citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arriv
 	AttrNumber	distcol = 0;
 	char	   *distname = NULL;
 
+	if (kind == CITUS_TABLE_SINGLE)
+	{
+		const char *noun = citus_tenant_schema(RelationGetNamespace(rel)) ?
+			"tenant table" : "Citus single-shard table";
+		Bitmapset  *shards = column > 0 ? shardid_id_shards(rel) : NULL;
+		char	   *shard = bms_membership(shards) == BMS_SINGLETON ?
+			psprintf("%d", bms_singleton_member(shards)) : "<shard>";
+
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 name != NULL ?
+				 errmsg("a DEFAULT that calls shardid.next_id() is refused on %s %s", noun, table) :
+				 errmsg("a call of shardid.next_id() is refused on %s %s", noun, table),
+				 name != NULL ?
+				 errdetail("Citus runs the DEFAULT of column %s on whichever node receives the %s: the nodes would repeat each other's ids. The ids of a %s are made where its rows are stored, by the shardid.set_id() trigger.",
+						   name, arrives, noun) :
+				 errdetail("The %s calls shardid.next_id(), which Citus runs on whichever node receives it: the nodes would repeat each other's ids. The ids of a %s are made where its rows are stored, by the shardid.set_id() trigger.",
+						   arrives, noun),
+				 name != NULL ?
+				 errhint("Make column %s a bigint without a DEFAULT, and install the trigger: SELECT shardid.citus_use_trigger(%s, %s, %s);",
+						 name, quote_literal_cstr(table), shard,
+						 quote_literal_cstr(get_attname(RelationGetRelid(rel), column, false))) :
+				 errhint("Call shardid.next_id() nowhere in the statement, nor in its DEFAULTs' functions: the shardid.set_id() trigger makes the ids (shardid.citus_use_trigger()).")));
+	}
+	if (kind == CITUS_TABLE_LOCAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("shardid.next_id() is refused on Citus local table %s on a worker", table),
+				 name != NULL ?
+				 errdetail("The DEFAULT of its column %s calls shardid.next_id(): the rows of a Citus local table are stored on the coordinator, and ids this worker made would repeat the coordinator's.",
+						   name) :
+				 errdetail("The %s calls shardid.next_id(): the rows of a Citus local table are stored on the coordinator, and ids this worker made would repeat the coordinator's.",
+						   arrives),
+				 errhint("Run the %s on the coordinator.", arrives)));
 	if (kind == CITUS_TABLE_DISTRIBUTED)
 	{
 		(void) citus_table_read(RelationGetRelid(rel), &distcol);
@@ -524,6 +682,55 @@ citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arriv
 			 errdetail("The %s calls shardid.next_id(), which Citus runs on whichever node receives it: the nodes would repeat each other's ids.",
 					   arrives),
 			 errhint("For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.")));
+}
+
+/*
+ * A set_id() trigger on a table distributed by a column or a reference
+ * table (made before create_distributed_table() or
+ * create_reference_table()): the event trigger's refusal of CREATE TRIGGER
+ * on one (citus_guard_ddl())
+ */
+static void
+citus_refuse_trigger(Relation rel, CitusTable kind)
+{
+	char	   *table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												   RelationGetRelationName(rel));
+	AttrNumber	distcol = 0;
+	char	   *distname = NULL;
+
+	if (kind == CITUS_TABLE_DISTRIBUTED)
+	{
+		(void) citus_table_read(RelationGetRelid(rel), &distcol);
+		if (distcol > 0)
+			distname = get_attname(RelationGetRelid(rel), distcol, true);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 kind == CITUS_TABLE_DISTRIBUTED ?
+			 errmsg("shardid does not serve table %s, which Citus distributes by column \"%s\"",
+					table, distname != NULL ? distname : "?") :
+			 errmsg("shardid does not serve table %s, a Citus reference table", table),
+			 kind == CITUS_TABLE_DISTRIBUTED ?
+			 errdetail("The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others'. A shard's ids must all come from one server.") :
+			 errdetail("Citus keeps a copy of a reference table on every node, and each copy would make its own ids for the same rows. A shard's ids must all come from one server."),
+			 errhint("For shardid's ids, use Citus schema-based sharding, a tenant schema per logical shard: shardid.add_shards(), shardid.citus_distribute_shard(). For this table, use a bigserial or identity column: Citus keeps their values unique across nodes.")));
+}
+
+/* whether rel has a trigger of shardid.set_id() */
+static bool
+citus_has_set_id(Relation rel)
+{
+	Oid			set_id;
+	int			i;
+
+	if (rel->trigdesc == NULL || !OidIsValid(get_namespace_oid("shardid", true)))
+		return false;
+	set_id = LookupFuncName(list_make2(makeString("shardid"), makeString("set_id")),
+							0, NULL, true);
+	for (i = 0; OidIsValid(set_id) && i < rel->trigdesc->numtriggers; i++)
+		if (rel->trigdesc->triggers[i].tgfoid == set_id)
+			return true;
+	return false;
 }
 
 /* the first column of rel whose DEFAULT calls next_id(), or 0 */
@@ -579,7 +786,7 @@ citus_check_query(Query *query)
 		if (rte->rtekind != RTE_RELATION)
 			return;
 		kind = citus_table(rte->relid);
-		if (kind != CITUS_TABLE_OTHER && shardid_next_id_present() &&
+		if (citus_refused(kind) && shardid_next_id_present() &&
 			query_tree_walker(query, citus_calls_next_id, NULL, 0))
 		{
 			/* the parser locked the table */
@@ -590,16 +797,187 @@ citus_check_query(Query *query)
 	}
 }
 
+/*
+ * The table of the row-based model that a statement writes (its result
+ * relations: locked RowExclusiveLock in its range table, where Citus keeps
+ * the original entries beside its own), or invalid; *kind its kind
+ */
+static Oid
+citus_written(List *rtable, CitusTable *kind)
+{
+	ListCell   *lc;
+
+	foreach(lc, rtable)
+	{
+		RangeTblEntry *rte = (RangeTblEntry *) lfirst(lc);
+
+		if (rte->rtekind == RTE_RELATION && rte->rellockmode == RowExclusiveLock &&
+			citus_refused(*kind = citus_table(rte->relid)))
+			return rte->relid;
+	}
+	return InvalidOid;
+}
+
+/*
+ * Marks the table of the row-based model that a statement writes (relid,
+ * when valid) until the caller puts back the mark returned, in a
+ * PG_FINALLY(): a next_id() that runs meanwhile, whatever called it (a
+ * function of a DEFAULT, of the statement), is refused
+ * (shardid_citus_next_id_check())
+ */
+static CitusWriting
+citus_writing_mark(Oid relid, CitusTable kind, const char *what)
+{
+	CitusWriting saved = citus_writing;
+
+	if (OidIsValid(relid))
+	{
+		citus_writing.relid = relid;
+		citus_writing.kind = (int) kind;
+		citus_writing.what = what;
+	}
+	return saved;
+}
+
 static PlannedStmt *
 citus_planner(Query *parse, const char *query_string, int cursorOptions,
 			  ParamListInfo boundParams)
 {
+	PlannedStmt *result;
+	Oid			relid = InvalidOid;
+	CitusTable	kind = CITUS_TABLE_OTHER;
+	CitusWriting saved;
+
 	if (parse->commandType == CMD_INSERT || parse->commandType == CMD_MERGE ||
 		parse->hasModifyingCTE)
+	{
 		citus_check_query(parse);
-	if (prev_planner)
-		return prev_planner(parse, query_string, cursorOptions, boundParams);
-	return standard_planner(parse, query_string, cursorOptions, boundParams);
+		/* Citus may evaluate the statement's functions while it plans */
+		relid = citus_written(parse->rtable, &kind);
+	}
+	saved = citus_writing_mark(relid, kind, "INSERT");
+	PG_TRY();
+	{
+		if (prev_planner)
+			result = prev_planner(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* the table of the row-based model queryDesc writes, or invalid */
+static Oid
+citus_executor_written(QueryDesc *queryDesc, CitusTable *kind)
+{
+	if ((queryDesc->operation != CMD_INSERT && queryDesc->operation != CMD_MERGE &&
+		 !queryDesc->plannedstmt->hasModifyingCTE))
+		return InvalidOid;
+	return citus_written(queryDesc->plannedstmt->rtable, kind);
+}
+
+/*
+ * The executor's steps of a statement that writes a table of the
+ * row-based model: Citus evaluates the statement's functions (its
+ * DEFAULTs among them) in the first (CitusBeginScan()), an INSERT ...
+ * SELECT's in the second
+ */
+static void
+citus_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	CitusTable	kind = CITUS_TABLE_OTHER;
+	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
+
+	PG_TRY();
+	{
+		if (prev_executor_start)
+			prev_executor_start(queryDesc, eflags);
+		else
+			standard_ExecutorStart(queryDesc, eflags);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
+}
+
+static void
+#if PG_VERSION_NUM >= 180000
+citus_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count)
+#else
+citus_executor_run(QueryDesc *queryDesc, ScanDirection direction, uint64 count,
+				   bool execute_once)
+#endif
+{
+	CitusTable	kind = CITUS_TABLE_OTHER;
+	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
+
+	PG_TRY();
+	{
+#if PG_VERSION_NUM >= 180000
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+#else
+		if (prev_executor_run)
+			prev_executor_run(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+#endif
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
+}
+
+static void
+citus_executor_finish(QueryDesc *queryDesc)
+{
+	CitusTable	kind = CITUS_TABLE_OTHER;
+	Oid			relid = citus_executor_written(queryDesc, &kind);
+	CitusWriting saved = citus_writing_mark(relid, kind, "INSERT");
+
+	PG_TRY();
+	{
+		if (prev_executor_finish)
+			prev_executor_finish(queryDesc);
+		else
+			standard_ExecutorFinish(queryDesc);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * From next_id() and next_ids(): refused while a statement that writes a
+ * table of the row-based model is planned or executed here, however it
+ * was called (a function of a DEFAULT or of the statement, which the
+ * planner hook does not see).  The set_id() trigger's call is not
+ * (set_id_next()).
+ */
+void
+shardid_citus_next_id_check(void)
+{
+	Relation	rel;
+
+	if (!OidIsValid(citus_writing.relid))
+		return;
+	rel = relation_open(citus_writing.relid, NoLock);
+	citus_refuse(rel, (CitusTable) citus_writing.kind, 0, citus_writing.what);
 }
 
 /*
@@ -621,7 +999,7 @@ citus_check_copy(CopyStmt *copy)
 	if (!copy->is_from || copy->relation == NULL)
 		return;
 	relid = RangeVarGetRelid(copy->relation, NoLock, true);
-	if (!OidIsValid(relid) || (kind = citus_table(relid)) == CITUS_TABLE_OTHER ||
+	if (!OidIsValid(relid) || !citus_refused(kind = citus_table(relid)) ||
 		!shardid_next_id_present())
 		return;
 	foreach(lc, copy->options)
@@ -648,14 +1026,38 @@ citus_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 			  ProcessUtilityContext context, ParamListInfo params,
 			  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
+	Oid			relid = InvalidOid;
+	CitusTable	kind = CITUS_TABLE_OTHER;
+	CitusWriting saved;
+
 	if (IsA(pstmt->utilityStmt, CopyStmt))
-		citus_check_copy((CopyStmt *) pstmt->utilityStmt);
-	if (prev_utility)
-		prev_utility(pstmt, queryString, readOnlyTree, context, params,
-					 queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	{
+		CopyStmt   *copy = (CopyStmt *) pstmt->utilityStmt;
+
+		citus_check_copy(copy);
+		/* Citus's COPY evaluates the DEFAULTs where it arrives */
+		if (copy->is_from && copy->relation != NULL)
+		{
+			relid = RangeVarGetRelid(copy->relation, NoLock, true);
+			if (OidIsValid(relid) && !citus_refused(kind = citus_table(relid)))
+				relid = InvalidOid;
+		}
+	}
+	saved = citus_writing_mark(relid, kind, "COPY");
+	PG_TRY();
+	{
+		if (prev_utility)
+			prev_utility(pstmt, queryString, readOnlyTree, context, params,
+						 queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		citus_writing = saved;
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -694,7 +1096,7 @@ citus_check_distributed(void)
 			continue;
 		kind = citus_partition_kind(tuple, RelationGetDescr(pdp), &cols, NULL);
 		relid = heap_getattr(tuple, cols.relid, RelationGetDescr(pdp), &isnull);
-		if (kind == CITUS_TABLE_OTHER || isnull)
+		if (kind == CITUS_TABLE_OTHER || kind == CITUS_TABLE_LOCAL || isnull)
 			continue;
 		made = lappend_oid(made, DatumGetObjectId(relid));
 		kinds = lappend_int(kinds, (int) kind);
@@ -712,6 +1114,10 @@ citus_check_distributed(void)
 		column = citus_id_column(rel);
 		if (column > 0)
 			citus_refuse(rel, (CitusTable) lfirst_int(kc), column, "INSERT");
+		/* a set_id() trigger created before (citus.enable_unsafe_triggers) */
+		if ((lfirst_int(kc) == CITUS_TABLE_DISTRIBUTED || lfirst_int(kc) == CITUS_TABLE_REFERENCE) &&
+			citus_has_set_id(rel))
+			citus_refuse_trigger(rel, (CitusTable) lfirst_int(kc));
 		relation_close(rel, AccessShareLock);
 	}
 }
@@ -733,10 +1139,13 @@ citus_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *arg)
 		citus_check_distributed();
 }
 
+static bool citus_guard_toplevel(Node *parsetree);
+
 /*
  * At the end of an ALTER TABLE, a function's (a DO block's) as well as the
- * client's: a table of the row-based model left with a column whose
- * DEFAULT calls next_id() (its own, its domain's).  Not in Citus's
+ * client's: a table of the row-based model or a tenant table (the client's
+ * statement on one in a tenant schema is citus_guard_ddl()'s) left with a
+ * column whose DEFAULT calls next_id() (its own, its domain's).  Not in Citus's
  * internal sessions nor with citus.enable_ddl_propagation off (Citus's own
  * steps), as citus_guard_ddl().
  */
@@ -760,7 +1169,12 @@ citus_guard_served(Node *parsetree)
 		  strncmp(application, "citus_rebalancer gpid=", 22) == 0)))
 		return;
 	relid = RangeVarGetRelid(((AlterTableStmt *) parsetree)->relation, NoLock, true);
-	if (!OidIsValid(relid) || (kind = citus_table(relid)) == CITUS_TABLE_OTHER)
+	if (!OidIsValid(relid) || (kind = citus_table(relid)) == CITUS_TABLE_OTHER ||
+		kind == CITUS_TABLE_LOCAL)
+		return;
+	/* a tenant table's statement from the client: citus_guard_ddl()'s */
+	if (kind == CITUS_TABLE_SINGLE && citus_guard_toplevel(parsetree) &&
+		citus_tenant_schema(get_rel_namespace(relid)))
 		return;
 	rel = relation_open(relid, AccessShareLock);
 	column = citus_id_column(rel);
@@ -781,6 +1195,12 @@ shardid_citus_hooks_init(void)
 	needs_fmgr_hook = citus_needs_fmgr_hook;
 	prev_fmgr = fmgr_hook;
 	fmgr_hook = citus_fmgr_hook;
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = citus_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = citus_executor_run;
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = citus_executor_finish;
 	CacheRegisterRelcacheCallback(citus_table_forget, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, citus_distributing_forget, (Datum) 0);
 }
@@ -855,6 +1275,51 @@ citus_guard_toplevel(Node *parsetree)
 	return false;
 }
 
+/*
+ * After citus_guard_ddl(), for a table the client made in or moved into a
+ * tenant schema, which Citus makes a tenant table next: a column whose
+ * DEFAULT still calls next_id() is refused (its domain's, which the guard
+ * cannot drop; its own with a shard that is no constant).  Where
+ * citus_guard_ddl() does nothing, as it.
+ */
+static void
+citus_guard_tenant_made(Node *parsetree)
+{
+	const char *propagation = GetConfigOption("citus.enable_ddl_propagation", true, false);
+	const char *application = GetConfigOption("application_name", true, false);
+	bool		on = true;
+	RangeVar   *rv;
+	Oid			relid;
+	Relation	rel;
+	AttrNumber	column;
+
+	if (IsA(parsetree, CreateStmt))
+		rv = ((CreateStmt *) parsetree)->relation;
+	else if (IsA(parsetree, AlterObjectSchemaStmt) &&
+			 ((AlterObjectSchemaStmt *) parsetree)->objectType == OBJECT_TABLE &&
+			 ((AlterObjectSchemaStmt *) parsetree)->relation != NULL)
+		rv = makeRangeVar(((AlterObjectSchemaStmt *) parsetree)->newschema,
+						  ((AlterObjectSchemaStmt *) parsetree)->relation->relname, -1);
+	else
+		return;
+	if ((propagation != NULL && parse_bool(propagation, &on) && !on) ||
+		(application != NULL &&
+		 (strncmp(application, "citus_internal gpid=", 20) == 0 ||
+		  strncmp(application, "citus_rebalancer gpid=", 22) == 0)) ||
+		citus_on_worker())
+		return;
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(relid) || get_rel_relkind(relid) != RELKIND_RELATION ||
+		get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT ||
+		!citus_tenant_schema(get_rel_namespace(relid)))
+		return;
+	rel = relation_open(relid, AccessShareLock);
+	column = citus_id_column(rel);
+	if (column > 0)
+		citus_refuse(rel, CITUS_TABLE_SINGLE, column, "INSERT");
+	relation_close(rel, AccessShareLock);
+}
+
 PG_FUNCTION_INFO_V1(shardid_citus_guard);
 
 Datum
@@ -887,5 +1352,6 @@ shardid_citus_guard(PG_FUNCTION_ARGS)
 	fmgr_info(own_function(fcinfo->flinfo->fn_oid, "citus_guard_ddl", 0, NULL), &flinfo);
 	InitFunctionCallInfoData(*guard_fcinfo, &flinfo, 0, InvalidOid, NULL, NULL);
 	(void) FunctionCallInvoke(guard_fcinfo);
+	citus_guard_tenant_made(trigdata->parsetree);
 	PG_RETURN_VOID();
 }

@@ -12,5 +12,6 @@
 #define SHARDID_CITUS_H
 
 extern void shardid_citus_hooks_init(void);
+extern void shardid_citus_next_id_check(void);
 
 #endif							/* SHARDID_CITUS_H */

@@ -118,6 +118,7 @@ shardid_next_id(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 	int64		seq = PG_GETARG_INT64(1);
 
+	shardid_citus_next_id_check();
 	shardid_check_shard(shard);
 	check_seq(seq);
 	shardid_shared_attach();
@@ -130,6 +131,7 @@ shardid_next_id_counter(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 
+	shardid_citus_next_id_check();
 	shardid_check_shard(shard);
 	shardid_shared_attach();
 	check_shard_counters();
@@ -170,6 +172,7 @@ shardid_next_ids(PG_FUNCTION_ARGS)
 		int32		n = PG_GETARG_INT32(1);
 		MemoryContext old;
 
+		shardid_citus_next_id_check();
 		shardid_check_shard(shard);
 		if (n < 1 || n > SHARDID_NEXT_IDS_MAX)
 			ereport(ERROR,

@@ -1620,10 +1620,13 @@ REVOKE ALL ON FUNCTION citus_doctor() FROM PUBLIC;
 -- table's owner, and names every object qualified.
 -- create_distributed_table() and create_reference_table() are SELECTs,
 -- which fire no event trigger: shardid's function manager hook refuses a
--- next_id() DEFAULT there, its planner and utility hooks refuse every
--- INSERT and COPY that would run one on a table distributed by a column or
--- a reference table, and the C function refuses an ALTER TABLE that a
--- function runs and leaves one (src/citus.c).
+-- next_id() DEFAULT or a set_id() trigger there, its planner, executor and
+-- utility hooks refuse every INSERT and COPY that would run next_id() (a
+-- DEFAULT, its domain's, a function's call) on a table distributed by a
+-- column, a reference table, a tenant table, and on a worker a Citus
+-- local table, and the C function refuses an ALTER TABLE that a function
+-- runs and leaves one, and after this function a table made in or moved
+-- into a tenant schema with a next_id() DEFAULT left (src/citus.c).
 CREATE FUNCTION shardid_internal.citus_guard_ddl()
 RETURNS void
 AS $$
@@ -1847,7 +1850,7 @@ AS 'MODULE_PATHNAME', 'shardid_citus_guard'
 LANGUAGE C;
 
 COMMENT ON FUNCTION shardid_internal.citus_guard() IS
-'event trigger function of shardid_citus_guard: without Citus it returns at once; refuses an ALTER TABLE, a function''s too, that leaves a table distributed by a column or a reference table with a next_id() DEFAULT; for a statement the client sent it calls shardid_internal.citus_guard_ddl()';
+'event trigger function of shardid_citus_guard: without Citus it returns at once; refuses an ALTER TABLE, a function''s too, that leaves a table distributed by a column, a reference table or a tenant table with a next_id() DEFAULT; for a statement the client sent it calls shardid_internal.citus_guard_ddl(), then refuses a table made in or moved into a tenant schema with a next_id() DEFAULT left (its domain''s)';
 
 REVOKE ALL ON FUNCTION shardid_internal.citus_guard() FROM PUBLIC;
 

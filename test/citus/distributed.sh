@@ -85,13 +85,15 @@ expect "$(at "$COORD" -c "SELECT count(*) || ' ' || count(DISTINCT id) FROM publ
 expect "$(doctor)" = "" "citus_doctor() after the fix"
 
 # a set_id() trigger that 1.2's citus_use_trigger() put on a local table,
-# distributed afterwards: reported, with the trigger's DROP in the fix, and
-# left out of the placement checks
+# distributed afterwards (refused since 1.4: made here on the distributed
+# table with DDL propagation off): reported, with the trigger's DROP in the
+# fix, and left out of the placement checks
 at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
 	-c "CREATE TABLE public.clicks (id bigint, tenant_id int NOT NULL, v int)" \
-	-c "SELECT shardid.citus_use_trigger('public.clicks', 6)" \
-	-c "SET citus.enable_unsafe_triggers = on" \
-	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" >/dev/null || fail "setup of public.clicks"
+	-c "SELECT create_distributed_table('public.clicks', 'tenant_id')" \
+	-c "SET citus.enable_ddl_propagation = off" \
+	-c "CREATE TRIGGER shardid_set_id BEFORE INSERT ON public.clicks FOR EACH ROW EXECUTE FUNCTION shardid.set_id('6', 'id')" >/dev/null ||
+	fail "setup of public.clicks"
 expect "$(doctor)" = "shardid on a table distributed by a column|public.clicks.id|" "citus_doctor() on a set_id() trigger of a hash-distributed table"
 expect "$(at "$COORD" -F'|' -c "SELECT detail, fix FROM shardid.citus_doctor()")" = \
 	"Citus distributes public.clicks by column tenant_id (hash): the rows of shard 6 live on the placements of many Citus shards, and its set_id() trigger makes ids of shard 6 on every node that holds a copy; they repeat each other's ids. shardid does not serve such tables.|DROP TRIGGER shardid_set_id ON public.clicks; then give the column Citus's own ids, unique across nodes: CREATE SEQUENCE public.clicks_id_seq; ALTER TABLE public.clicks ALTER COLUMN id SET DEFAULT pg_catalog.nextval('public.clicks_id_seq');. For shardid's ids, use a Citus tenant schema per logical shard: CALL shardid.add_shards(), shardid.citus_distribute_shard()." \

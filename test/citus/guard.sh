@@ -35,7 +35,21 @@
 #    older shardid let through (its DEFAULT set by hand on every node), 9
 #    clients through 3 nodes are all refused: no row, no repeated id (1.3,
 #    one run: 1,800 rows, 14 ids repeated); ids given, by INSERT and COPY,
-#    pass.
+#    pass;
+#  * no silent path, 9 clients through 3 nodes each (20 INSERTs of 10 rows):
+#    a tenant table's domain DEFAULT refused at CREATE TABLE (and ALTER
+#    TABLE ... SET SCHEMA into a tenant schema), and at every
+#    INSERT when set later by ALTER DOMAIN; a tenant table's DEFAULT set in
+#    a DO block or a function refused; a function of the user's that calls
+#    next_id() as DEFAULT of a hash-distributed, a reference and a tenant
+#    table refused at every INSERT (and COPY, INSERT ... SELECT); a set_id()
+#    trigger made before create_distributed_table() or
+#    create_reference_table(), and a next_id() DEFAULT at
+#    create_distributed_table(t, NULL), refused; a Citus local table's
+#    next_id() DEFAULT makes ids on the coordinator (no repeat) and is
+#    refused through the workers; a worker that does not preload shardid
+#    refuses too (its login trigger loads it).  On 1.3 every one of these
+#    was accepted, and 13-31% of the ids repeated.
 # On 1.2 (and 1.3 before the event trigger) the first INSERT into the added
 # table failed on NOT NULL, the DEFAULT stayed and the doctor reported "id
 # made where the statement arrives", and the DEFAULTs and the trigger were
@@ -319,4 +333,134 @@ expect "$(doctor)" = "shardid on a reference table|public.legacy_ref.id|
 shardid on a table distributed by a column|public.legacy.id|
 shardid on a table distributed by a column|public.views.id|
 tenant table of a role that may not register shards|shard_0020.owned|" "the doctor reports the tables an older shardid let through"
+
+# no silent path: next_id() written another way, for a table whose ids it
+# would make on whichever node receives the INSERT.  nine TABLE COLUMN: 9
+# clients, 3 through each node, each 20 INSERTs of 10 rows (VALUES: Citus
+# evaluates the DEFAULT where the statement arrives; 1.3 repeated 13-31% of
+# the ids of every case below); client i's errors in nine.i
+nine() {
+	local pids=() i=0 port
+	for i in $(seq 20); do echo "INSERT INTO $1 ($2) VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10);"; done >"$SHARDID_TMP/nine.sql"
+	i=0
+	for port in "$COORD" "$COORD" "$COORD" "$W1" "$W1" "$W1" "$W2" "$W2" "$W2"; do
+		err_at "$port" <"$SHARDID_TMP/nine.sql" 2>&1 | sed 's/^psql:<stdin>:[0-9]*: //' >"$SHARDID_TMP/nine.$i" &
+		pids+=($!)
+		i=$((i + 1))
+	done
+	wait "${pids[@]}"
+}
+# nine_refused TABLE COLUMN WANT: every client refused with WANT, no row
+nine_refused() {
+	local i
+	nine "$1" "$2"
+	for i in 0 1 2 3 4 5 6 7 8; do
+		expect "$(cat "$SHARDID_TMP/nine.$i")" = "$3" "client $i of 9 inserting into $1"
+	done
+	expect "$(at "$COORD" -c "SELECT count(*) FROM $1")" = 0 "rows of $1 after 9 clients"
+}
+tenant_default() {	# tenant_default TABLE SHARD: the refusal of a DEFAULT on a tenant table
+	printf '%s\n%s\n%s' "ERROR:  a DEFAULT that calls shardid.next_id() is refused on tenant table $1" \
+		"DETAIL:  Citus runs the DEFAULT of column id on whichever node receives the INSERT: the nodes would repeat each other's ids. The ids of a tenant table are made where its rows are stored, by the shardid.set_id() trigger." \
+		"HINT:  Make column id a bigint without a DEFAULT, and install the trigger: SELECT shardid.citus_use_trigger('$1', $2, 'id');"
+}
+tenant_call() {	# tenant_call TABLE: the refusal of a call (a function's) on a tenant table
+	printf '%s\n%s\n%s' "ERROR:  a call of shardid.next_id() is refused on tenant table $1" \
+		"DETAIL:  The INSERT calls shardid.next_id(), which Citus runs on whichever node receives it: the nodes would repeat each other's ids. The ids of a tenant table are made where its rows are stored, by the shardid.set_id() trigger." \
+		"HINT:  Call shardid.next_id() nowhere in the statement, nor in its DEFAULTs' functions: the shardid.set_id() trigger makes the ids (shardid.citus_use_trigger())."
+}
+# a. a tenant table: a domain's DEFAULT, at CREATE TABLE (refused) and set
+# later by ALTER DOMAIN (no event trigger: every INSERT refused); a DEFAULT
+# set in a DO block or a function
+at "$COORD" -c "CREATE DOMAIN public.tenant_id AS bigint DEFAULT shardid.next_id(5)" \
+	-c "CREATE DOMAIN public.later_id AS bigint" -c "CREATE SCHEMA tenant_5" >/dev/null || fail "setup of the domains"
+expect "$(err -c "CREATE TABLE tenant_5.by_domain (id public.tenant_id NOT NULL, v int)")" = "$(tenant_default tenant_5.by_domain 5)" \
+	"CREATE TABLE in a tenant schema, its id's domain DEFAULT calls next_id()"
+expect "$(at "$COORD" -c "SELECT count(*) FROM pg_class WHERE relname = 'by_domain'")" = 0 "the refused table"
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.moving (id public.tenant_id NOT NULL, v int)" >/dev/null || fail "setup of public.moving"
+expect "$(err -c "ALTER TABLE public.moving SET SCHEMA tenant_5")" = "$(tenant_default tenant_5.moving 5)" \
+	"ALTER TABLE ... SET SCHEMA into a tenant schema, its id's domain DEFAULT calls next_id()"
+expect "$(at "$COORD" -c "SELECT relnamespace::regnamespace FROM pg_class WHERE relname = 'moving'")" = public "the refused move"
+at "$COORD" -c "CREATE TABLE tenant_5.later (id public.later_id NOT NULL, v int)" \
+	-c "ALTER DOMAIN public.later_id SET DEFAULT shardid.next_id(5)" >/dev/null || fail "ALTER DOMAIN ... SET DEFAULT of a tenant table's column"
+nine_refused tenant_5.later v "$(tenant_default tenant_5.later 5)"
+at "$COORD" -c "CREATE TABLE tenant_5.in_do (id bigint NOT NULL, v int)" \
+	-c "CREATE FUNCTION public.give_default() RETURNS void LANGUAGE plpgsql AS \$\$BEGIN ALTER TABLE tenant_5.in_do ALTER COLUMN id SET DEFAULT shardid.next_id(5); END\$\$" >/dev/null ||
+	fail "setup of tenant_5.in_do"
+expect "$(err -c "DO \$\$BEGIN ALTER TABLE tenant_5.in_do ALTER COLUMN id SET DEFAULT shardid.next_id(5); END\$\$")" = "$(tenant_default tenant_5.in_do 5)" \
+	"ALTER TABLE ... SET DEFAULT next_id() of a tenant table in a DO block"
+expect "$(err -c "SELECT public.give_default()")" = "$(tenant_default tenant_5.in_do 5)" \
+	"ALTER TABLE ... SET DEFAULT next_id() of a tenant table in a function"
+for port in "$COORD" "$W1" "$W2"; do
+	expect "$(at "$port" -c "SELECT count(*) FROM pg_attrdef WHERE adrelid::regclass::text LIKE 'tenant_5.in_do%'")" = 0 \
+		"no DEFAULT on tenant_5.in_do or its placement on port $port"
+done
+# b. a function of the user's that calls next_id() as DEFAULT: the DDL
+# cannot see into it; every INSERT and COPY that runs it is refused where
+# it arrives, on every node
+at "$COORD" -c "CREATE FUNCTION public.my_id() RETURNS bigint LANGUAGE sql AS 'SELECT shardid.next_id(5)'" \
+	-c "CREATE FUNCTION public.my_id_pl() RETURNS bigint LANGUAGE plpgsql AS 'BEGIN RETURN shardid.next_id(5); END'" \
+	-c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.wrapped (id bigint NOT NULL DEFAULT public.my_id(), tenant_id int NOT NULL)" \
+	-c "SELECT create_distributed_table('public.wrapped', 'tenant_id')" \
+	-c "CREATE TABLE public.wrapped_ref (id bigint NOT NULL DEFAULT public.my_id_pl(), v int)" \
+	-c "SELECT create_reference_table('public.wrapped_ref')" \
+	-c "RESET citus.enable_schema_based_sharding" \
+	-c "CREATE TABLE tenant_5.wrapped (id bigint NOT NULL DEFAULT public.my_id(), v int)" >/dev/null ||
+	fail "setup of the tables whose DEFAULT is a function that calls next_id()"
+nine_refused public.wrapped tenant_id "$(refusal public.wrapped hash INSERT)"
+nine_refused public.wrapped_ref v "$(refusal public.wrapped_ref reference INSERT)"
+nine_refused tenant_5.wrapped v "$(tenant_call tenant_5.wrapped)"
+expect "$(printf '1\n' | err_at "$W1" -c "COPY public.wrapped (tenant_id) FROM STDIN")" = "$(refusal public.wrapped hash COPY)" \
+	"COPY that runs a function's next_id(), through a worker"
+expect "$(err_at "$W2" -c "INSERT INTO public.wrapped (id, tenant_id) SELECT public.my_id(), 1")" = "$(refusal public.wrapped hash INSERT)" \
+	"INSERT ... SELECT of a function that calls next_id()"
+at "$W2" -c "INSERT INTO public.wrapped (id, tenant_id) VALUES (1, 1)" >/dev/null || fail "an id given beside a function's DEFAULT"
+# c. a set_id() trigger created before the distribution
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.triggered (id bigint NOT NULL, tenant_id int NOT NULL)" \
+	-c "CREATE TRIGGER shardid_set_id BEFORE INSERT ON public.triggered FOR EACH ROW EXECUTE FUNCTION shardid.set_id(5, 'id')" >/dev/null ||
+	fail "setup of public.triggered"
+expect "$(err -c "SET citus.enable_unsafe_triggers = on" -c "SELECT create_distributed_table('public.triggered', 'tenant_id')")" = \
+	"ERROR:  shardid does not serve table public.triggered, which Citus distributes by column \"tenant_id\"
+DETAIL:  The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others'. A shard's ids must all come from one server.
+$hint" "create_distributed_table() of a table with a set_id() trigger"
+expect "$(err -c "SET citus.enable_unsafe_triggers = on" -c "SELECT create_reference_table('public.triggered')")" = \
+	"ERROR:  shardid does not serve table public.triggered, a Citus reference table
+DETAIL:  Citus keeps a copy of a reference table on every node, and each copy would make its own ids for the same rows. A shard's ids must all come from one server.
+$hint" "create_reference_table() of a table with a set_id() trigger"
+expect "$(distributed public.triggered)" = 0 "the table with the trigger stays local"
+# a table distributed without a column: one shard, as a tenant table's
+expect "$(err -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.single (id bigint NOT NULL DEFAULT shardid.next_id(5), v int)" \
+	-c "SELECT create_distributed_table('public.single', NULL)")" = \
+	"ERROR:  a DEFAULT that calls shardid.next_id() is refused on Citus single-shard table public.single
+DETAIL:  Citus runs the DEFAULT of column id on whichever node receives the INSERT: the nodes would repeat each other's ids. The ids of a Citus single-shard table are made where its rows are stored, by the shardid.set_id() trigger.
+HINT:  Make column id a bigint without a DEFAULT, and install the trigger: SELECT shardid.citus_use_trigger('public.single', 5, 'id');" \
+	"create_distributed_table(..., NULL) of a table with a next_id() DEFAULT"
+# d. a Citus local table: its rows are the coordinator's, which makes its
+# ids; a worker's INSERT is refused
+at "$COORD" -c "SET citus.enable_schema_based_sharding = off" \
+	-c "CREATE TABLE public.loc (id bigint NOT NULL DEFAULT shardid.next_id(5), v int)" \
+	-c "SELECT citus_add_local_table_to_metadata('public.loc')" >/dev/null || fail "setup of the Citus local table"
+nine public.loc v
+want="ERROR:  shardid.next_id() is refused on Citus local table public.loc on a worker
+DETAIL:  The DEFAULT of its column id calls shardid.next_id(): the rows of a Citus local table are stored on the coordinator, and ids this worker made would repeat the coordinator's.
+HINT:  Run the INSERT on the coordinator."
+expect "$(cat "$SHARDID_TMP"/nine.[012])" = "" "the coordinator's clients of the Citus local table"
+for i in 3 4 5 6 7 8; do
+	expect "$(cat "$SHARDID_TMP/nine.$i")" = "$want" "worker client $i of 9 inserting into the Citus local table"
+done
+expect "$(at "$COORD" -c "SELECT count(*) || ' rows, ' || (count(*) - count(DISTINCT id)) || ' repeats, shards ' || string_agg(DISTINCT shardid.id_shard(id)::text, ',') FROM public.loc")" = \
+	"600 rows, 0 repeats, shards 5" "the Citus local table's ids, all made on the coordinator"
+# e. a worker that does not preload shardid: its login event trigger loads
+# the library, whose hooks refuse as on the others
+cluster_conf w2 "shared_preload_libraries = 'citus'"
+cluster_stop w2 && citus_node_start w2 || fail "restart of w2 without preloading shardid"
+expect "$(at "$W2" -c "SHOW shared_preload_libraries")" = citus "w2 does not preload shardid"
+expect "$(err_at "$W2" -c "INSERT INTO tenant_5.wrapped (v) VALUES (1)")" = "$(tenant_call tenant_5.wrapped)" \
+	"a function's next_id() for a tenant table, through a worker without preloading"
+expect "$(err_at "$W2" -c "INSERT INTO public.legacy (tenant_id) VALUES (1)")" = "$(refusal public.legacy hash INSERT id)" \
+	"a next_id() DEFAULT on a hash-distributed table, through a worker without preloading"
 finish
