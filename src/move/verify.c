@@ -71,7 +71,9 @@ typedef struct Side
 	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
 	char	   *xmin;			/* X's xmin, 32 bits */
 	char	  **before;			/* per table: "rows sum filenode" under X */
-	char	  **enums;			/* per table: ENUMS_SQL when last read */
+	char	  **texts;			/* per table: what its rows' text depends
+								 * on besides the rows (its columns by number,
+								 * ENUMS_SQL) when last read */
 	int			made;			/* functions made in work's transaction */
 	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
@@ -81,6 +83,8 @@ struct Verify
 {
 	Side		sides[2];
 	char	  **row_of;			/* per table: ROW(t.col, ...) by name */
+	bool	   *by_name;		/* per table: its text names catalog objects
+								 * (NAMES_SQL): hashed in the freeze only */
 	const char *hash_form;		/* the hash of a row's text, %s the row */
 	bool		have_md5;
 	bool		prepared;
@@ -173,14 +177,15 @@ prepare(Move *m)
 	free(enc[0]);
 	free(enc[1]);
 	m->verify->row_of = xcalloc(m->ntables + 1, sizeof(char *));
+	m->verify->by_name = xcalloc(m->ntables + 1, sizeof(bool));
 	m->verify->sides[0].server = &m->from;
 	m->verify->sides[1].server = &m->to;
 	for (i = 0; i < 2; i++)
 	{
 		if (m->verify->sides[i].before == NULL)
 			m->verify->sides[i].before = xcalloc(m->ntables + 1, sizeof(char *));
-		if (m->verify->sides[i].enums == NULL)
-			m->verify->sides[i].enums = xcalloc(m->ntables + 1, sizeof(char *));
+		if (m->verify->sides[i].texts == NULL)
+			m->verify->sides[i].texts = xcalloc(m->ntables + 1, sizeof(char *));
 	}
 	m->verify->prepared = true;
 }
@@ -229,6 +234,19 @@ prepare(Move *m)
 	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typtype OPERATOR(pg_catalog.=) 'e')"
 
 /*
+ * Whether the columns of table $1 hold, at any depth, a type whose text
+ * names a catalog object by its OID: a reg* type (regclass, regrole, ...)
+ * or aclitem (roles).  Renaming the object (its owner may, on either
+ * server, at any time) changes the text of rows that no write touched.
+ */
+#define NAMES_SQL \
+	"(" COLUMN_TYPES_CTE \
+	"SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 FROM ty WHERE ty.oid OPERATOR(pg_catalog.=) ANY (" \
+	"'{pg_catalog.regproc,pg_catalog.regprocedure,pg_catalog.regoper,pg_catalog.regoperator," \
+	"pg_catalog.regclass,pg_catalog.regtype,pg_catalog.regrole,pg_catalog.regnamespace,pg_catalog.regconfig," \
+	"pg_catalog.regdictionary,pg_catalog.regcollation,pg_catalog.aclitem}'::pg_catalog.regtype[]))"
+
+/*
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
  * order an inherited table's columns otherwise), a bytea column by the hash
  * of its bytes (half the text, the same test).  A table whose columns
@@ -238,7 +256,12 @@ prepare(Move *m)
  * but whose composite types do not (COMPOSITES_SQL), which the cutover does
  * not compare, fails the move here.  The hashes taken before the freeze of
  * a table whose columns changed since are dropped, and so are those of a
- * table whose enums' labels changed since on either server (ENUMS_SQL).
+ * table whose text changed since on either server without a write: its
+ * columns by number (ALTER TABLE ... RENAME COLUMN swapping two columns'
+ * names, a column dropped and added again with a DEFAULT, neither of which
+ * rewrites the table or changes the columns' names and types) or its enums'
+ * labels (ENUMS_SQL); a table whose text names catalog objects (NAMES_SQL)
+ * has none.
  */
 static void
 read_columns(Move *m)
@@ -251,7 +274,8 @@ read_columns(Move *m)
 		char	   *sig[2] = {NULL, NULL},
 				   *shape[2] = {NULL, NULL},
 				   *row = NULL;
-		bool		relabeled = false;
+		bool		relabeled = false,
+					by_name = false;
 
 		if (m->tables[i].kind != 'r')
 			continue;
@@ -268,7 +292,10 @@ read_columns(Move *m)
 						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
 						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " FROM pg_catalog.pg_attribute "
+						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
+						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s', attnum, attname, "
+						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attnum), " NAMES_SQL " "
+						"FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
 						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
@@ -277,10 +304,12 @@ read_columns(Move *m)
 					  s->option, db_error());
 			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
 			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
-			if (m->verify->sides[k].enums[i] != NULL && !is(m->verify->sides[k].enums[i], PQgetvalue(res, 0, 3)))
+			if (m->verify->sides[k].texts[i] != NULL && !is(m->verify->sides[k].texts[i], PQgetvalue(res, 0, 3)))
 				relabeled = true;
-			free(m->verify->sides[k].enums[i]);
-			m->verify->sides[k].enums[i] = xstrdup(PQgetvalue(res, 0, 3));
+			free(m->verify->sides[k].texts[i]);
+			m->verify->sides[k].texts[i] = xstrdup(PQgetvalue(res, 0, 3));
+			if (is(PQgetvalue(res, 0, 4), "t"))
+				by_name = true;
 			if (k == 0)
 				row = xstrdup(PQgetvalue(res, 0, 1));
 			PQclear(res);
@@ -297,7 +326,8 @@ read_columns(Move *m)
 			free(row);
 			row = NULL;
 		}
-		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]) || relabeled)
+		m->verify->by_name[i] = by_name;
+		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]) || relabeled || by_name)
 			for (k = 0; k < 2; k++)
 			{
 				free(m->verify->sides[k].before[i]);
@@ -625,7 +655,7 @@ hash_before_freeze(Move *m)
 		char	   *sf,
 				   *st;
 
-		if (m->tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r' || m->verify->by_name[i])
 			continue;
 		progress("hashing the rows before the freeze: table %s (%d of %d)", m->tables[i].qname, i + 1, m->ntables);
 		sf = full_sql(m, &m->verify->sides[0], i);
@@ -888,6 +918,23 @@ verify_rows(Move *m)
 	/* the hashes before the freeze, if their snapshots are still kept */
 	if (m->verify->sides[0].snapshot && m->verify->sides[1].snapshot)
 		delta = hash_changes(m, now, changed);
+
+	/*
+	 * What the rows' text depends on read again, now that the tables are
+	 * held (no ALTER TABLE) and the changed rows hashed: a change between
+	 * the first reading and the hold leaves the table to the full hashes
+	 */
+	if (delta)
+	{
+		read_columns(m);
+		for (i = 0; i < m->ntables; i++)
+			if (m->verify->sides[0].before[i] == NULL || m->verify->sides[1].before[i] == NULL)
+				for (k = 0; k < 2; k++)
+				{
+					free(now[k][i]);
+					now[k][i] = NULL;
+				}
+	}
 
 	/* every row of the rest, under one snapshot per server */
 	work_begin_both(m, false);
