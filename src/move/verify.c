@@ -259,9 +259,10 @@ prepare(Move *m)
  * table whose text changed since on either server without a write: its
  * columns by number (ALTER TABLE ... RENAME COLUMN swapping two columns'
  * names, a column dropped and added again with a DEFAULT, neither of which
- * rewrites the table or changes the columns' names and types) or its enums'
- * labels (ENUMS_SQL); a table whose text names catalog objects (NAMES_SQL)
- * has none.
+ * rewrites the table or changes the columns' names and types), the
+ * expressions of its virtual generated columns (ALTER TABLE ... SET
+ * EXPRESSION rewrites no row of them) or its enums' labels (ENUMS_SQL); a
+ * table whose text names catalog objects (NAMES_SQL) has none.
  */
 static void
 read_columns(Move *m)
@@ -293,8 +294,10 @@ read_columns(Move *m)
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
 						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
 						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
-						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s', attnum, attname, "
-						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attnum), " NAMES_SQL " "
+						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
+						"pg_catalog.format_type(atttypid, atttypmod), (SELECT d.adbin::pg_catalog.text FROM pg_catalog.pg_attrdef d "
+						"WHERE attgenerated OPERATOR(pg_catalog.=) 'v' AND d.adrelid OPERATOR(pg_catalog.=) attrelid "
+						"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum), " NAMES_SQL " "
 						"FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",

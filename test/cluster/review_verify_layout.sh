@@ -17,11 +17,15 @@
 #   3. on the --to server she drops column b and adds a column b again
 #      with a constant DEFAULT (no rewrite: every row now reads it);
 #   4. on the --to server she renames mallory.one: the regclass values of
-#      r read otherwise.
+#      r read otherwise;
+#   5. (PostgreSQL 18+) on the --to server she changes the expression of a
+#      virtual generated column of table v (ALTER TABLE ... SET EXPRESSION,
+#      which rewrites nothing).
 # shardid-move at 6629de7 ended each of these moves verified, exit status 0,
 # the shard moved with values that differ from the --from server's.  Now a
-# table whose columns (by number) changed on a server since the hashes
-# before the freeze is hashed in full in the freeze, as is every table with
+# table whose columns (by number, and the expressions of its virtual
+# generated columns) changed on a server since the hashes before the freeze
+# is hashed in full in the freeze, as is every table with
 # a column of a type whose text names a catalog object (reg*, aclitem): each
 # move fails naming the table, and is undone.
 . "$(dirname "$0")/../lib.sh" cluster
@@ -40,6 +44,13 @@ INSERT INTO shard_0006.s SELECT g, 'a' || g, 'b' || g FROM generate_series(1, 20
 CREATE TABLE shard_0006.r (id bigint PRIMARY KEY, rel regclass);
 INSERT INTO shard_0006.r SELECT g, 'mallory.one' FROM generate_series(1, 5) g;
 SQL
+v18=$(on "$a" -c "SELECT current_setting('server_version_num')::int >= 180000")
+if [ "$v18" = t ]; then
+	as_mallory "$a" >/dev/null <<'SQL' || exit 1
+CREATE TABLE shard_0006.v (id bigint PRIMARY KEY, x int, y text GENERATED ALWAYS AS (x::text || 'a') VIRTUAL);
+INSERT INTO shard_0006.v (id, x) SELECT g, g FROM generate_series(1, 7) g;
+SQL
+fi
 changed() {	# changed LABEL PORT TABLE ROWS SQL: the move, her SQL on server PORT once the rows are hashed
 	local label=$1 port=$2 table=$3 rows=$4 sql=$5 log=$SHARDID_TMP/move.log status
 	move_paused "$label" hashed "$log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" --online &&
@@ -57,5 +68,7 @@ changed "a column dropped and added again on the --to server" "$b" s 20 \
 	"ALTER TABLE shard_0006.s DROP COLUMN b; ALTER TABLE shard_0006.s ADD COLUMN b text DEFAULT 'x'"
 changed "the table a regclass names renamed on the --to server" "$b" r 5 "ALTER TABLE mallory.one RENAME TO two"
 as_mallory "$b" -c "ALTER TABLE mallory.two RENAME TO one" >/dev/null || fail "her table's name back on the --to server"
+[ "$v18" = t ] && changed "a virtual generated column's expression changed on the --to server" "$b" v 7 \
+	"ALTER TABLE shard_0006.v ALTER COLUMN y SET EXPRESSION AS (x::text || 'b')"
 no_superuser_code "the moves" "$a" "$b"
 finish
