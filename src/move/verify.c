@@ -14,7 +14,8 @@
  * choose.  A bytea column stands there as the MD5 of its bytes (half the
  * text of bytea_output hex to hash, and as telling).  A row's hash is the
  * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
- * FIPS mode; of its UTF-8 bytes when the servers' encodings differ): the
+ * FIPS mode; of its UTF-8 bytes when the servers' encodings differ and
+ * neither is SQL_ASCII, into or out of which nothing is converted): the
  * same on every machine, unlike hash_any().  The sum does not depend on the
  * order of the rows and counts each copy of a duplicate row.  Each query
  * runs as the table's owner in a SECURITY DEFINER function of hers in a
@@ -99,6 +100,9 @@ struct Verify
 #define MD5_UTF8_FORM \
 	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
 	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define SHA256_RAW_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'SQL_ASCII')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
 #define SHA256_FORM \
 	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
 	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
@@ -153,6 +157,7 @@ prepare(Move *m)
 {
 	char	   *enc[2] = {NULL, NULL};
 	int			i;
+	bool		raw;
 
 	if (m->verify == NULL)
 		m->verify = xcalloc(1, sizeof(Verify));
@@ -173,7 +178,14 @@ prepare(Move *m)
 			m->verify->have_md5 = false;
 		PQclear(res);
 	}
-	m->verify->hash_form = !m->verify->have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	/*
+	 * Into or out of SQL_ASCII nothing is converted: the copy holds the
+	 * bytes of the source, which need not be UTF-8 (convert_to() of them
+	 * fails), and its bytes are compared
+	 */
+	raw = is(enc[0], enc[1]) || is(enc[0], "SQL_ASCII") || is(enc[1], "SQL_ASCII");
+	m->verify->hash_form = !m->verify->have_md5 ? (raw ? SHA256_RAW_FORM : SHA256_FORM) :
+		raw ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
 	m->verify->row_of = xcalloc(m->ntables + 1, sizeof(char *));
