@@ -12,7 +12,8 @@
  * (a base type's) or PostgreSQL gives (enums, composites, ranges, domains:
  * their base type's); an anonymous record, whose cast to text nobody can
  * choose.  A bytea column stands there as the MD5 of its bytes (half the
- * text of bytea_output hex to hash, and as telling).  A row's hash is the
+ * text of bytea_output hex to hash, and as telling), an xml column as its
+ * text as stored (XML_DEPTH_SQL).  A row's hash is the
  * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
  * FIPS mode; of its UTF-8 bytes when the servers' encodings differ and
  * neither is SQL_ASCII, into or out of which nothing is converted): the
