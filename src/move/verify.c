@@ -223,13 +223,26 @@ prepare(Move *m)
 	"UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid OPERATOR(pg_catalog.=) y.oid " \
 	"UNION ALL SELECT c.atttypid FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
 	"AND y.typrelid OPERATOR(pg_catalog.<>) 0 AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped) n(x)) "
-#define COMPOSITES_SQL \
+#define COMPOSITES_OF(attr) \
 	"(" COLUMN_TYPES_CTE \
 	"SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('%s(%s)', pg_catalog.format_type(y.oid, NULL), " \
-	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod)), " \
+	"(SELECT pg_catalog.string_agg(" attr ", " \
 	"', ' ORDER BY c.attnum) FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
 	"AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped)), ', ' ORDER BY pg_catalog.format_type(y.oid, NULL)), '') " \
 	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typrelid OPERATOR(pg_catalog.<>) 0)"
+#define COMPOSITES_SQL \
+	COMPOSITES_OF("pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod))")
+
+/*
+ * The same with each attribute's number, which the servers need not share
+ * (pg_restore makes a type without the attributes dropped before): an
+ * attribute dropped and added again (ALTER TYPE ... DROP ATTRIBUTE, ADD
+ * ATTRIBUTE, which PostgreSQL allows while a column holds the type) reads
+ * NULL in every row without a write, and the type's attributes in order
+ * stay as they were.
+ */
+#define COMPOSITE_NUMBERS_SQL \
+	COMPOSITES_OF("pg_catalog.format('%s %I %s', c.attnum, c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod))")
 
 /*
  * The enums that the columns of table $1 hold, at any depth, each with its
@@ -294,7 +307,8 @@ prepare(Move *m)
  * names, a column dropped and added again with a DEFAULT, neither of which
  * rewrites the table or changes the columns' names and types), the
  * expressions of its virtual generated columns (ALTER TABLE ... SET
- * EXPRESSION rewrites no row of them) or its enums' labels (ENUMS_SQL); a
+ * EXPRESSION rewrites no row of them), its composite types' attributes by
+ * number (COMPOSITE_NUMBERS_SQL) or its enums' labels (ENUMS_SQL); a
  * table whose text names catalog objects (NAMES_SQL) has none.
  */
 static void
@@ -332,7 +346,8 @@ read_columns(Move *m)
 						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
 						"pg_catalog.format_type(atttypid, atttypmod), (SELECT d.adbin::pg_catalog.text FROM pg_catalog.pg_attrdef d "
 						"WHERE attgenerated OPERATOR(pg_catalog.=) 'v' AND d.adrelid OPERATOR(pg_catalog.=) attrelid "
-						"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum), " NAMES_SQL " "
+						"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum) OPERATOR(pg_catalog.||) '; ' "
+						"OPERATOR(pg_catalog.||) " COMPOSITE_NUMBERS_SQL ", " NAMES_SQL " "
 						"FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",

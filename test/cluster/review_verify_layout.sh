@@ -20,11 +20,17 @@
 #      r read otherwise;
 #   5. (PostgreSQL 18+) on the --to server she changes the expression of a
 #      virtual generated column of table v (ALTER TABLE ... SET EXPRESSION,
-#      which rewrites nothing).
+#      which rewrites nothing);
+#   6. on the --to server she drops attribute b of her composite type
+#      mallory.pair, which a column of table c holds, and adds an attribute
+#      b again: its values read NULL there, and the type has the same
+#      attributes in the same order as on the --from server (all the
+#      verification compared of it).
 # shardid-move at 6629de7 ended each of these moves verified, exit status 0,
 # the shard moved with values that differ from the --from server's.  Now a
 # table whose columns (by number, and the expressions of its virtual
-# generated columns) changed on a server since the hashes before the freeze
+# generated columns) or whose composite types' attributes (by number)
+# changed on a server since the hashes before the freeze
 # is hashed in full in the freeze, as is every table with
 # a column of a type whose text names a catalog object (reg*, aclitem): each
 # move fails naming the table, and is undone.
@@ -33,7 +39,8 @@ move_servers 660 2 "${LOGICAL[@]}" || exit 1
 marker=$SHARDID_TMP/paused
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null && mallory_role "$p" || exit 1
-	as_mallory "$p" -c "CREATE TABLE mallory.one (x int)" -c "GRANT USAGE ON SCHEMA mallory TO PUBLIC" >/dev/null || exit 1
+	as_mallory "$p" -c "CREATE TABLE mallory.one (x int)" -c "GRANT USAGE ON SCHEMA mallory TO PUBLIC" \
+		-c "CREATE TYPE mallory.pair AS (a text, b text)" >/dev/null || exit 1
 done
 on "$a" >/dev/null <<'SQL' || exit 1
 CREATE SCHEMA shard_0006 AUTHORIZATION mallory;
@@ -43,6 +50,8 @@ CREATE TABLE shard_0006.s (id bigint PRIMARY KEY, a text, b text);
 INSERT INTO shard_0006.s SELECT g, 'a' || g, 'b' || g FROM generate_series(1, 20) g;
 CREATE TABLE shard_0006.r (id bigint PRIMARY KEY, rel regclass);
 INSERT INTO shard_0006.r SELECT g, 'mallory.one' FROM generate_series(1, 5) g;
+CREATE TABLE shard_0006.c (id bigint PRIMARY KEY, p mallory.pair);
+INSERT INTO shard_0006.c SELECT g, ROW('a' || g, 'b' || g)::mallory.pair FROM generate_series(1, 3) g;
 SQL
 v18=$(on "$a" -c "SELECT current_setting('server_version_num')::int >= 180000")
 if [ "$v18" = t ]; then
@@ -70,5 +79,7 @@ changed "the table a regclass names renamed on the --to server" "$b" r 5 "ALTER 
 as_mallory "$b" -c "ALTER TABLE mallory.two RENAME TO one" >/dev/null || fail "her table's name back on the --to server"
 [ "$v18" = t ] && changed "a virtual generated column's expression changed on the --to server" "$b" v 7 \
 	"ALTER TABLE shard_0006.v ALTER COLUMN y SET EXPRESSION AS (x::text || 'b')"
+changed "a composite type's attribute dropped and added again on the --to server" "$b" c 3 \
+	"ALTER TYPE mallory.pair DROP ATTRIBUTE b; ALTER TYPE mallory.pair ADD ATTRIBUTE b text"
 no_superuser_code "the moves" "$a" "$b"
 finish
