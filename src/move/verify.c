@@ -13,11 +13,11 @@
  * their base type's); an anonymous record, whose cast to text nobody can
  * choose.  A bytea column stands there as the MD5 of its bytes (half the
  * text of bytea_output hex to hash, and as telling), an xml column as its
- * text as stored (XML_DEPTH_SQL).  A row's hash is the
- * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
- * FIPS mode; of its UTF-8 bytes when the servers' encodings differ and
- * neither is SQL_ASCII, into or out of which nothing is converted): the
- * same on every machine, unlike hash_any().  The sum does not depend on the
+ * text as stored (XML_DEPTH_SQL).  A row's hash is the first 64 bits of the
+ * MD5 of its text (SHA-256 where MD5 is refused, as in FIPS mode; of its
+ * UTF-8 bytes when the servers' encodings differ and neither is SQL_ASCII,
+ * into or out of which nothing is converted): the same on every machine,
+ * unlike hash_any().  The sum does not depend on the
  * order of the rows and counts each copy of a duplicate row.  Each query
  * runs as the table's owner in a SECURITY DEFINER function of hers in a
  * schema the work session's transaction makes with a random name and never
@@ -74,8 +74,8 @@ typedef struct Side
 	char	   *xmin;			/* X's xmin, 32 bits */
 	char	  **before;			/* per table: "rows sum filenode" under X */
 	char	  **texts;			/* per table: what its rows' text depends
-								 * on besides the rows (its columns by number,
-								 * ENUMS_SQL) when last read */
+								 * on besides the rows, when last read
+								 * (read_columns()) */
 	int			made;			/* functions made in work's transaction */
 	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
@@ -295,12 +295,12 @@ prepare(Move *m)
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
  * order an inherited table's columns otherwise), a bytea column by the hash
  * of its bytes (half the text, the same test), an xml column as text
- * (XML_DEPTH_SQL).  A table whose columns
- * (names and types) differ between the servers, by a migration during the
- * move, is compared by its count only: the cutover refuses it, naming it
- * (copy_unchanged_legacy_rows() of cutover.c).  One whose columns agree
- * but whose composite types do not (COMPOSITES_SQL), which the cutover does
- * not compare, fails the move here.  The hashes taken before the freeze of
+ * (XML_DEPTH_SQL).  A table whose columns (names and types) differ between
+ * the servers, by a migration during the move, is compared by its count
+ * only: the cutover refuses it, naming it (copy_unchanged_legacy_rows() of
+ * cutover.c).  One whose columns agree but whose composite types do not
+ * (COMPOSITES_SQL), which the cutover does not compare, fails the move
+ * here.  The hashes taken before the freeze of
  * a table whose columns changed since are dropped, and so are those of a
  * table whose text changed since on either server without a write: its
  * columns by number (ALTER TABLE ... RENAME COLUMN swapping two columns'
