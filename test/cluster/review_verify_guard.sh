@@ -15,9 +15,11 @@
 # after the cutover it goes to a copy the shard has left.  Wanted: the
 # hand-over refuses a table whose guard is disabled or whose rows changed
 # since the verification (the move ends undone), or the guard is one its
-# owner cannot disable.
-echo "skipped: known defect: a table's owner may disable the freeze's trigger on the --from server and write after the verification (test/cluster/review_verify_guard.sh tells)"
-exit 77
+# owner cannot disable.  SHARDID_KNOWN_DEFECTS=1 runs it.
+if [ -z "${SHARDID_KNOWN_DEFECTS:-}" ]; then
+	echo "skipped: known defect: a table's owner may disable the freeze's trigger on the --from server and write after the verification (test/cluster/review_verify_guard.sh tells)"
+	exit 77
+fi
 . "$(dirname "$0")/../lib.sh" cluster
 move_servers 680 2 || exit 1
 marker=$SHARDID_TMP/paused

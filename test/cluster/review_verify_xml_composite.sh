@@ -13,11 +13,14 @@
 # (id int, x xml), holding '<?xml version="1.0" encoding="UTF-8"?>\n<doc/>',
 # ends verified, exit status 0, and ((p).x)::text reads '<doc/>' on the
 # --to server (shardid-move at 6629de7 and after the fix of xml columns).
-# Wanted: the move fails naming the table, and is undone.  A fix would hash
-# each xml attribute reachable from a column as text (through composites,
-# arrays of them, domains), or refuse such columns up front.
-echo "skipped: known defect: an XML declaration in an xml attribute of a composite type is lost by the copy and not seen by the verification (test/cluster/review_verify_xml_composite.sh tells)"
-exit 77
+# Wanted: the move fails naming the table, and is undone.  A fix would
+# hash each xml attribute reachable from a column as text (through
+# composites, arrays of them, domains), or refuse such columns up front.
+# SHARDID_KNOWN_DEFECTS=1 runs it.
+if [ -z "${SHARDID_KNOWN_DEFECTS:-}" ]; then
+	echo "skipped: known defect: an XML declaration in an xml attribute of a composite type is lost by the copy and not seen by the verification (test/cluster/review_verify_xml_composite.sh tells)"
+	exit 77
+fi
 . "$(dirname "$0")/../lib.sh" cluster
 move_servers 676 2 || exit 1
 for p in $a $b; do
