@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
-# test/cluster/review_verify_guard.sh: KNOWN DEFECT, skipped: the owner of a
-# table of the shard writes to it on the --from server after the
-# verification, and the move ends verified without her row.
+# test/cluster/review_verify_guard.sh: the owner of a table of the shard
+# cannot write to it on the --from server after the verification by
+# disabling the freeze's trigger.
 #
 # The freeze is a statement trigger (shardid_moving) on each table, and
 # PostgreSQL lets a table's owner ALTER TABLE ... DISABLE TRIGGER any
 # trigger of her table that is not internal.  mallory (no superuser) owns
-# shard_0006.t; the offline move pauses at the hand-over ("handover": the
-# rows verified, the --from server recording that the --to server may take
-# the shard over), she disables the guard on the --from server and inserts
-# a row, and the move goes on: shardid-move at 6629de7 (and after this
-# branch's fixes) exits 0, the shard moved, her row on the --from server
-# only.  Before the verification the same write is seen (the rows differ);
-# after the cutover it goes to a copy the shard has left.  Wanted: the
-# hand-over refuses a table whose guard is disabled or whose rows changed
-# since the verification (the move ends undone), or the guard is one its
-# owner cannot disable.  SHARDID_KNOWN_DEFECTS=1 runs it.
-if [ -z "${SHARDID_KNOWN_DEFECTS:-}" ]; then
-	echo "skipped: known defect: a table's owner may disable the freeze's trigger on the --from server and write after the verification (test/cluster/review_verify_guard.sh tells)"
-	exit 77
-fi
+# shard_0006.t; each offline move pauses once the rows are verified
+# ("verified"), and on the --from server she
+#   1. disables the trigger and inserts a row;
+#   2. disables it, inserts a row and enables it again.
+# shardid-move at 6629de7 went on, exited 0 and moved the shard, her row on
+# the --from server only.  Now the hand-over finds the trigger disabled or
+# written since the freeze (its row of pg_trigger no longer the freeze's,
+# as the source's row of the journal is), with the tables held against
+# writes: each move fails naming the table, and is undone.  (A write made
+# once the --from server recorded the hand-over, before the --to server
+# registers the shard, stays on the --from server: not tested.)
 . "$(dirname "$0")/../lib.sh" cluster
 move_servers 680 2 || exit 1
 marker=$SHARDID_TMP/paused
@@ -32,13 +29,26 @@ CREATE TABLE shard_0006.t (id bigint PRIMARY KEY, v text);
 ALTER TABLE shard_0006.t OWNER TO mallory;
 INSERT INTO shard_0006.t VALUES (1, 'one');
 SQL
-move_paused "guard disabled" handover "$SHARDID_TMP/move.log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" &&
-	{ as_mallory "$a" -c "ALTER TABLE shard_0006.t DISABLE TRIGGER shardid_moving" \
-		-c "INSERT INTO shard_0006.t VALUES (2, 'two')" >/dev/null || fail "her write on the --from server (test of the test)"; }
-move_go
-status=$?
-sed 's/^/  | /' "$SHARDID_TMP/move.log"
-expect "$status" = 1 "the move whose --from server took her write after the verification: exit status"
-expect "$(on "$a" -c "SELECT count(*) FROM shard_0006.t")" = "$(on "$b" -c "SELECT count(*) FROM shard_0006.t" 2>/dev/null || echo 0)" \
-	"the rows on the --from server and on the --to server"
+written() {	# written LABEL ID SQL...: the move, her psql arguments on the --from server once the rows are verified
+	local label=$1 id=$2 log=$SHARDID_TMP/move.log status
+	shift 2
+	move_paused "$label" verified "$log" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" &&
+		{ as_mallory "$a" -c "ALTER TABLE shard_0006.t DISABLE TRIGGER shardid_moving" \
+			-c "INSERT INTO shard_0006.t VALUES ($id, 'hers')" "$@" >/dev/null ||
+			fail "$label: her write on the --from server (test of the test)"; }
+	move_go
+	status=$?
+	sed 's/^/  | /' "$log"
+	expect "$status" = 1 "$label: exit status"
+	grep -qxF "shardid-move: error: the trigger shardid_moving that refuses writes to table shard_0006.t on the --from server was disabled or changed after the freeze (the owner of a table may ALTER TABLE ... DISABLE TRIGGER): rows written there meanwhile would not be on the --to server; move the shard again" "$log" ||
+		fail "$label: the changed trigger not reported, naming the table"
+	expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0006'")" = 0 "$label: the copy left on the --to server"
+	expect "$(on "$a" -c "SELECT shardid.shard_schema(6)")" = shard_0006 "$label: shard 6 registered on the --from server"
+	expect "$(on "$a" -c "SELECT count(*) FROM shard_0006.t WHERE id = $id")" = 1 "$label: her row on the --from server"
+}
+written "the trigger disabled" 2
+written "the trigger disabled and enabled again" 3 -c "ALTER TABLE shard_0006.t ENABLE TRIGGER shardid_moving"
+"$move" --shard 6 --from "$(conn "$a")" --to "$(conn "$b")" >"$SHARDID_TMP/last.move" 2>&1 ||
+	fail "the move with the trigger left alone: $(cat "$SHARDID_TMP/last.move")"
+expect "$(on "$b" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM shard_0006.t")" = "1,2,3" "the rows moved"
 finish
