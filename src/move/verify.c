@@ -280,8 +280,8 @@ prepare(Move *m)
  * but the version 1.0 and an encoding (and the newline after it): COPY and
  * logical replication carry '<doc/>' for '<?xml version="1.0"?>\n<doc/>',
  * and a hash of the output would see no difference.  The hash reads such a
- * column as text (text[]).  An xml attribute of a composite is read by its
- * output all the same: nothing casts a composite's attribute.
+ * column as text (text[]), and a composite's xml attributes by their paths
+ * (XML_PATHS_SQL).
  */
 #define XML_DEPTH_SQL \
 	"(WITH RECURSIVE b(t, n) AS (SELECT atttypid, 0 UNION ALL SELECT CASE WHEN y.typbasetype " \
@@ -292,10 +292,34 @@ prepare(Move *m)
 	"SELECT pg_catalog.max(b.n) FROM b WHERE b.t OPERATOR(pg_catalog.=) 'pg_catalog.xml'::pg_catalog.regtype)"
 
 /*
+ * The xml attributes that the column of the outer query (attname,
+ * atttypid) holds through composites (and domains over them), as text: a
+ * composite's text is record_out()'s, which reads an xml attribute by its
+ * output (XML_DEPTH_SQL tells why that does not do), so each such attribute
+ * is read again by its path, "((t.col).attr)::pg_catalog.text" (text[] for
+ * an array of xml), ", "-separated; NULL when none.  An xml attribute of a
+ * composite in an array is not reached.
+ */
+#define XML_PATHS_SQL \
+	"(WITH RECURSIVE p(e, t) AS (SELECT '(t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) " \
+	"OPERATOR(pg_catalog.||) ')', atttypid UNION ALL SELECT CASE WHEN y.typbasetype OPERATOR(pg_catalog.<>) 0 " \
+	"THEN p.e ELSE '(' OPERATOR(pg_catalog.||) p.e OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) " \
+	"pg_catalog.quote_ident(c.attname) OPERATOR(pg_catalog.||) ')' END, CASE WHEN y.typbasetype " \
+	"OPERATOR(pg_catalog.<>) 0 THEN y.typbasetype ELSE c.atttypid END FROM p JOIN pg_catalog.pg_type y " \
+	"ON y.oid OPERATOR(pg_catalog.=) p.t LEFT JOIN pg_catalog.pg_attribute c ON y.typbasetype OPERATOR(pg_catalog.=) 0 " \
+	"AND c.attrelid OPERATOR(pg_catalog.=) y.typrelid AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped " \
+	"WHERE y.typbasetype OPERATOR(pg_catalog.<>) 0 OR c.attrelid IS NOT NULL) " \
+	"SELECT pg_catalog.string_agg(p.e OPERATOR(pg_catalog.||) CASE WHEN p.t OPERATOR(pg_catalog.=) " \
+	"'pg_catalog.xml'::pg_catalog.regtype THEN '::pg_catalog.text' ELSE '::pg_catalog.text[]' END, ', ' ORDER BY p.e) " \
+	"FROM p WHERE p.e OPERATOR(pg_catalog.<>) ('(t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) " \
+	"OPERATOR(pg_catalog.||) ')') AND p.t OPERATOR(pg_catalog.=) ANY ('{pg_catalog.xml,pg_catalog.xml[]}'::pg_catalog.regtype[]))"
+
+/*
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
  * order an inherited table's columns otherwise), a bytea column by the hash
  * of its bytes (half the text, the same test), an xml column as text
- * (XML_DEPTH_SQL).  A table whose columns (names and types) differ between
+ * (XML_DEPTH_SQL), followed by the xml attributes of a composite column
+ * (XML_PATHS_SQL).  A table whose columns (names and types) differ between
  * the servers, by a migration during the move, is compared by its count
  * only: the cutover refuses it, naming it (copy_unchanged_legacy_rows() of
  * cutover.c).  One whose columns agree but whose composite types do not
@@ -341,6 +365,7 @@ read_columns(Move *m)
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
 						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) OPERATOR(pg_catalog.||) "
 						"COALESCE((ARRAY['::pg_catalog.text', '::pg_catalog.text[]'])[" XML_DEPTH_SQL " OPERATOR(pg_catalog.+) 1], '') "
+						"OPERATOR(pg_catalog.||) COALESCE(', ' OPERATOR(pg_catalog.||) " XML_PATHS_SQL ", '') "
 						"END, ', ' ORDER BY attname), '') "
 						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
 						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
