@@ -93,6 +93,7 @@ step_verify(Move *m)
 	say("verified: the rows of %s (%s rows, by the hashes of their contents) and %s match",
 		count_of(m->ntables, "table", "tables"), fmt_count(buf, sizeof(buf), rows),
 		count_of(m->nseqs, "sequence position", "sequence positions"));
+	pause_point("verified");
 }
 
 /*
@@ -413,6 +414,78 @@ copy_unchanged_legacy_rows(Move *m)
 	return rows;
 }
 
+/*
+ * The tables of schema $1 on the --from server whose freeze is no longer
+ * the one the freeze made: its trigger missing, disabled, or its row of
+ * pg_trigger written since by another transaction than the one that wrote
+ * the source's row of the journal (move $2) in the freeze, which the
+ * hand-over writes next.  The owner of a table may ALTER TABLE ... DISABLE
+ * TRIGGER the trigger of hers and write: a row written before the
+ * verification fails it, one written after it would stay on the --from
+ * server only.  "" when none.
+ */
+#define GUARDS_CHANGED_SQL \
+	"SELECT COALESCE(pg_catalog.string_agg(c.oid::pg_catalog.regclass::pg_catalog.text, ', ' ORDER BY c.relname), '') " \
+	"FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace " \
+	"WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name " \
+	"AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[]) AND NOT EXISTS (" \
+	"SELECT FROM pg_catalog.pg_trigger t JOIN shardid.move_journal j " \
+	"ON j.move_id OPERATOR(pg_catalog.=) $2 AND j.side OPERATOR(pg_catalog.=) 'source' " \
+	"WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND t.tgname OPERATOR(pg_catalog.=) '" GUARD_TRIGGER "' " \
+	"AND t.tgenabled OPERATOR(pg_catalog.=) 'O' AND t.xmin OPERATOR(pg_catalog.=) j.xmin)"
+
+/*
+ * source: record that the --to server may take the shard over, once the
+ * freeze is found unchanged, the tables held against writes (a transaction
+ * that disabled a trigger and writes holds them) until the record commits.
+ * A run resumed after the record (which is the journal's row the freeze
+ * wrote no longer) writes it again only.
+ */
+static void
+hand_over(Move *m)
+{
+	double		deadline = now_seconds() + m->timeout;
+
+	if (is(m->src_phase, "handing-over"))
+	{
+		need(m, &m->from);
+		if (!journal_write(m, &m->from, "source", "handing-over"))
+			fail(m, "could not record the hand-over on the --from server: %s", db_error());
+		return;
+	}
+	for (;;)
+	{
+		char	   *changed = NULL;
+		char	   *why;
+		bool		ok;
+
+		need(m, &m->from);
+		ok = tx_begin(&m->from) &&
+			exec_sql(&m->from, FREEZE_LOCK_TIMEOUT_SQL, 0) &&
+			lock_tables(m, &m->from, "SHARE ROW EXCLUSIVE") &&
+			get_value(&m->from, &changed, GUARDS_CHANGED_SQL, 2, m->schema, m->move_id) && changed != NULL;
+		if (ok && changed[0] != '\0')
+		{
+			rollback(m, &m->from);
+			fail(m, "the trigger " GUARD_TRIGGER " that refuses writes to table %s on the --from server was "
+				 "disabled or changed after the freeze (the owner of a table may ALTER TABLE ... DISABLE "
+				 "TRIGGER): rows written there meanwhile would not be on the --to server; move the shard again",
+				 changed);
+		}
+		free(changed);
+		if (ok && journal_write(m, &m->from, "source", "handing-over") && commit(m, &m->from))
+			return;
+		why = xstrdup(db_error());
+		ok = is(db_sqlstate(), SQLSTATE_LOCK_NOT_AVAILABLE) || is(db_sqlstate(), SQLSTATE_DEADLOCK_DETECTED);
+		rollback(m, &m->from);
+		check_interrupt(m);
+		if (!ok || now_seconds() > deadline)
+			fail(m, "could not record the hand-over on the --from server: %s", why);
+		free(why);
+		nap(RETRY_NAP_MS);
+	}
+}
+
 /* target: one transaction lets the copy take writes and registers the shard */
 void
 step_cutover(Move *m)
@@ -441,9 +514,7 @@ step_cutover(Move *m)
 		fail(m, "schema \"%s\" holds tables converted by shardid.convert_table(), whose legacy boundaries "
 			 "the --to server's shardid (older than 1.3) cannot keep: run ALTER EXTENSION shardid UPDATE "
 			 "there and move the shard again", m->schema);
-	need(m, &m->from);
-	if (!journal_write(m, &m->from, "source", "handing-over"))
-		fail(m, "could not record the hand-over on the --from server: %s", db_error());
+	hand_over(m);
 	pause_point("handover");
 	check_interrupt(m);
 	need(m, &m->to);

@@ -12,10 +12,12 @@
  * (a base type's) or PostgreSQL gives (enums, composites, ranges, domains:
  * their base type's); an anonymous record, whose cast to text nobody can
  * choose.  A bytea column stands there as the MD5 of its bytes (half the
- * text of bytea_output hex to hash, and as telling).  A row's hash is the
- * first 64 bits of the MD5 of its text (SHA-256 where MD5 is refused, as in
- * FIPS mode; of its UTF-8 bytes when the servers' encodings differ): the
- * same on every machine, unlike hash_any().  The sum does not depend on the
+ * text of bytea_output hex to hash, and as telling), an xml column as its
+ * text as stored (XML_DEPTH_SQL).  A row's hash is the first 64 bits of the
+ * MD5 of its text (SHA-256 where MD5 is refused, as in FIPS mode; of its
+ * UTF-8 bytes when the servers' encodings differ and neither is SQL_ASCII,
+ * into or out of which nothing is converted): the same on every machine,
+ * unlike hash_any().  The sum does not depend on the
  * order of the rows and counts each copy of a duplicate row.  Each query
  * runs as the table's owner in a SECURITY DEFINER function of hers in a
  * schema the work session's transaction makes with a random name and never
@@ -71,7 +73,9 @@ typedef struct Side
 	char	   *snapshot;		/* X, as pg_export_snapshot() named it */
 	char	   *xmin;			/* X's xmin, 32 bits */
 	char	  **before;			/* per table: "rows sum filenode" under X */
-	char	  **enums;			/* per table: ENUMS_SQL when last read */
+	char	  **texts;			/* per table: what its rows' text depends
+								 * on besides the rows, when last read
+								 * (read_columns()) */
 	int			made;			/* functions made in work's transaction */
 	char	   *scratch;		/* the schema of work's transaction, random */
 } Side;
@@ -81,6 +85,8 @@ struct Verify
 {
 	Side		sides[2];
 	char	  **row_of;			/* per table: ROW(t.col, ...) by name */
+	bool	   *by_name;		/* per table: its text names catalog objects
+								 * (NAMES_SQL): hashed in the freeze only */
 	const char *hash_form;		/* the hash of a row's text, %s the row */
 	bool		have_md5;
 	bool		prepared;
@@ -95,6 +101,9 @@ struct Verify
 #define MD5_UTF8_FORM \
 	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.md5(" \
 	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
+#define SHA256_RAW_FORM \
+	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
+	"pg_catalog.convert_to(%s::pg_catalog.text, 'SQL_ASCII')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
 #define SHA256_FORM \
 	"('x'::pg_catalog.text OPERATOR(pg_catalog.||) pg_catalog.substr(pg_catalog.encode(pg_catalog.sha256(" \
 	"pg_catalog.convert_to(%s::pg_catalog.text, 'UTF8')), 'hex'), 1, 16))::pg_catalog.bit(64)::pg_catalog.int8"
@@ -149,6 +158,7 @@ prepare(Move *m)
 {
 	char	   *enc[2] = {NULL, NULL};
 	int			i;
+	bool		raw;
 
 	if (m->verify == NULL)
 		m->verify = xcalloc(1, sizeof(Verify));
@@ -169,18 +179,26 @@ prepare(Move *m)
 			m->verify->have_md5 = false;
 		PQclear(res);
 	}
-	m->verify->hash_form = !m->verify->have_md5 ? SHA256_FORM : is(enc[0], enc[1]) ? MD5_SAME_FORM : MD5_UTF8_FORM;
+	/*
+	 * Into or out of SQL_ASCII nothing is converted: the copy holds the
+	 * bytes of the source, which need not be UTF-8 (convert_to() of them
+	 * fails), and its bytes are compared
+	 */
+	raw = is(enc[0], enc[1]) || is(enc[0], "SQL_ASCII") || is(enc[1], "SQL_ASCII");
+	m->verify->hash_form = !m->verify->have_md5 ? (raw ? SHA256_RAW_FORM : SHA256_FORM) :
+		raw ? MD5_SAME_FORM : MD5_UTF8_FORM;
 	free(enc[0]);
 	free(enc[1]);
 	m->verify->row_of = xcalloc(m->ntables + 1, sizeof(char *));
+	m->verify->by_name = xcalloc(m->ntables + 1, sizeof(bool));
 	m->verify->sides[0].server = &m->from;
 	m->verify->sides[1].server = &m->to;
 	for (i = 0; i < 2; i++)
 	{
 		if (m->verify->sides[i].before == NULL)
 			m->verify->sides[i].before = xcalloc(m->ntables + 1, sizeof(char *));
-		if (m->verify->sides[i].enums == NULL)
-			m->verify->sides[i].enums = xcalloc(m->ntables + 1, sizeof(char *));
+		if (m->verify->sides[i].texts == NULL)
+			m->verify->sides[i].texts = xcalloc(m->ntables + 1, sizeof(char *));
 	}
 	m->verify->prepared = true;
 }
@@ -205,13 +223,26 @@ prepare(Move *m)
 	"UNION ALL SELECT r.rngtypid FROM pg_catalog.pg_range r WHERE r.rngmultitypid OPERATOR(pg_catalog.=) y.oid " \
 	"UNION ALL SELECT c.atttypid FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
 	"AND y.typrelid OPERATOR(pg_catalog.<>) 0 AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped) n(x)) "
-#define COMPOSITES_SQL \
+#define COMPOSITES_OF(attr) \
 	"(" COLUMN_TYPES_CTE \
 	"SELECT COALESCE(pg_catalog.string_agg(pg_catalog.format('%s(%s)', pg_catalog.format_type(y.oid, NULL), " \
-	"(SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod)), " \
+	"(SELECT pg_catalog.string_agg(" attr ", " \
 	"', ' ORDER BY c.attnum) FROM pg_catalog.pg_attribute c WHERE c.attrelid OPERATOR(pg_catalog.=) y.typrelid " \
 	"AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped)), ', ' ORDER BY pg_catalog.format_type(y.oid, NULL)), '') " \
 	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typrelid OPERATOR(pg_catalog.<>) 0)"
+#define COMPOSITES_SQL \
+	COMPOSITES_OF("pg_catalog.format('%I %s', c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod))")
+
+/*
+ * The same with each attribute's number, which the servers need not share
+ * (pg_restore makes a type without the attributes dropped before): an
+ * attribute dropped and added again (ALTER TYPE ... DROP ATTRIBUTE, ADD
+ * ATTRIBUTE, which PostgreSQL allows while a column holds the type) reads
+ * NULL in every row without a write, and the type's attributes in order
+ * stay as they were.
+ */
+#define COMPOSITE_NUMBERS_SQL \
+	COMPOSITES_OF("pg_catalog.format('%s %I %s', c.attnum, c.attname, pg_catalog.format_type(c.atttypid, c.atttypmod))")
 
 /*
  * The enums that the columns of table $1 hold, at any depth, each with its
@@ -229,16 +260,80 @@ prepare(Move *m)
 	"FROM ty JOIN pg_catalog.pg_type y ON y.oid OPERATOR(pg_catalog.=) ty.oid WHERE y.typtype OPERATOR(pg_catalog.=) 'e')"
 
 /*
+ * Whether the columns of table $1 hold, at any depth, a type whose text
+ * names a catalog object by its OID: a reg* type (regclass, regrole, ...)
+ * or aclitem (roles).  Renaming the object (its owner may, on either
+ * server, at any time) changes the text of rows that no write touched.
+ */
+#define NAMES_SQL \
+	"(" COLUMN_TYPES_CTE \
+	"SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 FROM ty WHERE ty.oid OPERATOR(pg_catalog.=) ANY (" \
+	"'{pg_catalog.regproc,pg_catalog.regprocedure,pg_catalog.regoper,pg_catalog.regoperator," \
+	"pg_catalog.regclass,pg_catalog.regtype,pg_catalog.regrole,pg_catalog.regnamespace,pg_catalog.regconfig," \
+	"pg_catalog.regdictionary,pg_catalog.regcollation,pg_catalog.aclitem}'::pg_catalog.regtype[]))"
+
+/*
+ * How deep the column of the outer query (atttypid) holds xml: 0 when its
+ * type is xml or a domain over it, 1 an array of either (or a domain over
+ * one), NULL otherwise.  xml keeps its input as given, and x::text reads it
+ * so, but its output function drops an XML declaration that says nothing
+ * but the version 1.0 and an encoding (and the newline after it): COPY and
+ * logical replication carry '<doc/>' for '<?xml version="1.0"?>\n<doc/>',
+ * and a hash of the output would see no difference.  The hash reads such a
+ * column as text (text[]), and a composite's xml attributes by their paths
+ * (XML_PATHS_SQL).
+ */
+#define XML_DEPTH_SQL \
+	"(WITH RECURSIVE b(t, n) AS (SELECT atttypid, 0 UNION ALL SELECT CASE WHEN y.typbasetype " \
+	"OPERATOR(pg_catalog.<>) 0 THEN y.typbasetype ELSE y.typelem END, b.n OPERATOR(pg_catalog.+) " \
+	"(y.typbasetype OPERATOR(pg_catalog.=) 0)::pg_catalog.int4 FROM b JOIN pg_catalog.pg_type y " \
+	"ON y.oid OPERATOR(pg_catalog.=) b.t WHERE y.typbasetype OPERATOR(pg_catalog.<>) 0 OR (y.typelem " \
+	"OPERATOR(pg_catalog.<>) 0 AND y.typcategory OPERATOR(pg_catalog.=) 'A' AND b.n OPERATOR(pg_catalog.=) 0)) " \
+	"SELECT pg_catalog.max(b.n) FROM b WHERE b.t OPERATOR(pg_catalog.=) 'pg_catalog.xml'::pg_catalog.regtype)"
+
+/*
+ * The xml attributes that the column of the outer query (attname,
+ * atttypid) holds through composites (and domains over them), as text: a
+ * composite's text is record_out()'s, which reads an xml attribute by its
+ * output (XML_DEPTH_SQL tells why that does not do), so each such attribute
+ * is read again by its path, "((t.col).attr)::pg_catalog.text" (text[] for
+ * an array of xml), ", "-separated; NULL when none.  An xml attribute of a
+ * composite in an array is not reached.
+ */
+#define XML_PATHS_SQL \
+	"(WITH RECURSIVE p(e, t) AS (SELECT '(t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) " \
+	"OPERATOR(pg_catalog.||) ')', atttypid UNION ALL SELECT CASE WHEN y.typbasetype OPERATOR(pg_catalog.<>) 0 " \
+	"THEN p.e ELSE '(' OPERATOR(pg_catalog.||) p.e OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) " \
+	"pg_catalog.quote_ident(c.attname) OPERATOR(pg_catalog.||) ')' END, CASE WHEN y.typbasetype " \
+	"OPERATOR(pg_catalog.<>) 0 THEN y.typbasetype ELSE c.atttypid END FROM p JOIN pg_catalog.pg_type y " \
+	"ON y.oid OPERATOR(pg_catalog.=) p.t LEFT JOIN pg_catalog.pg_attribute c ON y.typbasetype OPERATOR(pg_catalog.=) 0 " \
+	"AND c.attrelid OPERATOR(pg_catalog.=) y.typrelid AND c.attnum OPERATOR(pg_catalog.>) 0 AND NOT c.attisdropped " \
+	"WHERE y.typbasetype OPERATOR(pg_catalog.<>) 0 OR c.attrelid IS NOT NULL) " \
+	"SELECT pg_catalog.string_agg(p.e OPERATOR(pg_catalog.||) CASE WHEN p.t OPERATOR(pg_catalog.=) " \
+	"'pg_catalog.xml'::pg_catalog.regtype THEN '::pg_catalog.text' ELSE '::pg_catalog.text[]' END, ', ' ORDER BY p.e) " \
+	"FROM p WHERE p.e OPERATOR(pg_catalog.<>) ('(t.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) " \
+	"OPERATOR(pg_catalog.||) ')') AND p.t OPERATOR(pg_catalog.=) ANY ('{pg_catalog.xml,pg_catalog.xml[]}'::pg_catalog.regtype[]))"
+
+/*
  * The text of a row of each table: ROW(its columns, by name; pg_restore may
  * order an inherited table's columns otherwise), a bytea column by the hash
- * of its bytes (half the text, the same test).  A table whose columns
- * (names and types) differ between the servers, by a migration during the
- * move, is compared by its count only: the cutover refuses it, naming it
- * (copy_unchanged_legacy_rows() of cutover.c).  One whose columns agree
- * but whose composite types do not (COMPOSITES_SQL), which the cutover does
- * not compare, fails the move here.  The hashes taken before the freeze of
+ * of its bytes (half the text, the same test), an xml column as text
+ * (XML_DEPTH_SQL), followed by the xml attributes of a composite column
+ * (XML_PATHS_SQL).  A table whose columns (names and types) differ between
+ * the servers, by a migration during the move, is compared by its count
+ * only: the cutover refuses it, naming it (copy_unchanged_legacy_rows() of
+ * cutover.c).  One whose columns agree but whose composite types do not
+ * (COMPOSITES_SQL), which the cutover does not compare, fails the move
+ * here.  The hashes taken before the freeze of
  * a table whose columns changed since are dropped, and so are those of a
- * table whose enums' labels changed since on either server (ENUMS_SQL).
+ * table whose text changed since on either server without a write: its
+ * columns by number (ALTER TABLE ... RENAME COLUMN swapping two columns'
+ * names, a column dropped and added again with a DEFAULT, neither of which
+ * rewrites the table or changes the columns' names and types), the
+ * expressions of its virtual generated columns (ALTER TABLE ... SET
+ * EXPRESSION rewrites no row of them), its composite types' attributes by
+ * number (COMPOSITE_NUMBERS_SQL) or its enums' labels (ENUMS_SQL); a
+ * table whose text names catalog objects (NAMES_SQL) has none.
  */
 static void
 read_columns(Move *m)
@@ -251,7 +346,8 @@ read_columns(Move *m)
 		char	   *sig[2] = {NULL, NULL},
 				   *shape[2] = {NULL, NULL},
 				   *row = NULL;
-		bool		relabeled = false;
+		bool		relabeled = false,
+					by_name = false;
 
 		if (m->tables[i].kind != 'r')
 			continue;
@@ -267,8 +363,17 @@ read_columns(Move *m)
 						"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
 						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
 						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
-						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " FROM pg_catalog.pg_attribute "
+						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) OPERATOR(pg_catalog.||) "
+						"COALESCE((ARRAY['::pg_catalog.text', '::pg_catalog.text[]'])[" XML_DEPTH_SQL " OPERATOR(pg_catalog.+) 1], '') "
+						"OPERATOR(pg_catalog.||) COALESCE(', ' OPERATOR(pg_catalog.||) " XML_PATHS_SQL ", '') "
+						"END, ', ' ORDER BY attname), '') "
+						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
+						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
+						"pg_catalog.format_type(atttypid, atttypmod), (SELECT d.adbin::pg_catalog.text FROM pg_catalog.pg_attrdef d "
+						"WHERE attgenerated OPERATOR(pg_catalog.=) 'v' AND d.adrelid OPERATOR(pg_catalog.=) attrelid "
+						"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum) OPERATOR(pg_catalog.||) '; ' "
+						"OPERATOR(pg_catalog.||) " COMPOSITE_NUMBERS_SQL ", " NAMES_SQL " "
+						"FROM pg_catalog.pg_attribute "
 						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
 						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
 						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
@@ -277,10 +382,12 @@ read_columns(Move *m)
 					  s->option, db_error());
 			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
 			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
-			if (m->verify->sides[k].enums[i] != NULL && !is(m->verify->sides[k].enums[i], PQgetvalue(res, 0, 3)))
+			if (m->verify->sides[k].texts[i] != NULL && !is(m->verify->sides[k].texts[i], PQgetvalue(res, 0, 3)))
 				relabeled = true;
-			free(m->verify->sides[k].enums[i]);
-			m->verify->sides[k].enums[i] = xstrdup(PQgetvalue(res, 0, 3));
+			free(m->verify->sides[k].texts[i]);
+			m->verify->sides[k].texts[i] = xstrdup(PQgetvalue(res, 0, 3));
+			if (is(PQgetvalue(res, 0, 4), "t"))
+				by_name = true;
 			if (k == 0)
 				row = xstrdup(PQgetvalue(res, 0, 1));
 			PQclear(res);
@@ -297,7 +404,8 @@ read_columns(Move *m)
 			free(row);
 			row = NULL;
 		}
-		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]) || relabeled)
+		m->verify->by_name[i] = by_name;
+		if (row == NULL || m->verify->row_of[i] == NULL || !is(row, m->verify->row_of[i]) || relabeled || by_name)
 			for (k = 0; k < 2; k++)
 			{
 				free(m->verify->sides[k].before[i]);
@@ -625,7 +733,7 @@ hash_before_freeze(Move *m)
 		char	   *sf,
 				   *st;
 
-		if (m->tables[i].kind != 'r')
+		if (m->tables[i].kind != 'r' || m->verify->by_name[i])
 			continue;
 		progress("hashing the rows before the freeze: table %s (%d of %d)", m->tables[i].qname, i + 1, m->ntables);
 		sf = full_sql(m, &m->verify->sides[0], i);
@@ -888,6 +996,23 @@ verify_rows(Move *m)
 	/* the hashes before the freeze, if their snapshots are still kept */
 	if (m->verify->sides[0].snapshot && m->verify->sides[1].snapshot)
 		delta = hash_changes(m, now, changed);
+
+	/*
+	 * What the rows' text depends on read again, now that the tables are
+	 * held (no ALTER TABLE) and the changed rows hashed: a change between
+	 * the first reading and the hold leaves the table to the full hashes
+	 */
+	if (delta)
+	{
+		read_columns(m);
+		for (i = 0; i < m->ntables; i++)
+			if (m->verify->sides[0].before[i] == NULL || m->verify->sides[1].before[i] == NULL)
+				for (k = 0; k < 2; k++)
+				{
+					free(now[k][i]);
+					now[k][i] = NULL;
+				}
+	}
 
 	/* every row of the rest, under one snapshot per server */
 	work_begin_both(m, false);
