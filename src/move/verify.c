@@ -244,9 +244,65 @@ static void
 read_columns(Move *m)
 {
 	int			i,
-				k;
+				k,
+				n = 0,
+				j;
+	const char **params = xcalloc(2 * m->ntables + 1, sizeof(char *));
+	PGresult  **res[2];
+	bool		sent[2] = {false, false},
+				ok[2] = {false, false};
+	char		why[2048] = "";
+	const char *sql =
+		"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
+		"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
+		"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+		"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
+		"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
+		"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
+		"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " FROM pg_catalog.pg_attribute "
+		"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+		"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped";
 
+	/* one statement a table, all sent to both servers at once */
 	for (i = 0; i < m->ntables; i++)
+		if (m->tables[i].kind == 'r')
+		{
+			params[2 * n] = m->tables[i].qname;
+			params[2 * n + 1] = m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)";
+			n++;
+		}
+	for (k = 0; k < 2; k++)
+	{
+		Server	   *s = k == 0 ? &m->from : &m->to;
+
+		res[k] = xcalloc(n + 1, sizeof(PGresult *));
+		need(m, s);
+		sent[k] = batch_send(s, n, sql, 2, params);
+		if (!sent[k])
+			break;
+	}
+	for (k = 0; k < 2; k++)
+	{
+		Server	   *s = k == 0 ? &m->from : &m->to;
+
+		if (sent[k])
+			ok[k] = batch_recv(s, n, res[k]);
+		if (!ok[k] && why[0] == '\0')
+			snprintf(why, sizeof(why), "could not read the columns of the tables of schema \"%s\" on the %s server: %s",
+					 m->schema, s->option, db_error());
+	}
+	free(params);
+	if (!ok[0] || !ok[1])
+	{
+		for (k = 0; k < 2; k++)
+		{
+			for (j = 0; j < n; j++)
+				PQclear(res[k][j]);
+			free(res[k]);
+		}
+		vfail(m, "%s", why);
+	}
+	for (i = 0, j = 0; i < m->ntables; i++)
 	{
 		char	   *sig[2] = {NULL, NULL},
 				   *shape[2] = {NULL, NULL},
@@ -257,39 +313,32 @@ read_columns(Move *m)
 			continue;
 		for (k = 0; k < 2; k++)
 		{
-			Server	   *s = k == 0 ? &m->from : &m->to;
-			PGresult   *res;
+			PGresult   *r = res[k][j];
 
-			need(m, s);
-			res = query(s,
-						"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
-						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
-						"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
-						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
-						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
-						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " FROM pg_catalog.pg_attribute "
-						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
-			if (res == NULL)
-				vfail(m, "could not read the columns of table %s on the %s server: %s", m->tables[i].qname,
-					  s->option, db_error());
-			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
-			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
-			if (m->verify->sides[k].enums[i] != NULL && !is(m->verify->sides[k].enums[i], PQgetvalue(res, 0, 3)))
+			sig[k] = xstrdup(PQgetvalue(r, 0, 0));
+			shape[k] = xstrdup(PQgetvalue(r, 0, 2));
+			if (m->verify->sides[k].enums[i] != NULL && !is(m->verify->sides[k].enums[i], PQgetvalue(r, 0, 3)))
 				relabeled = true;
 			free(m->verify->sides[k].enums[i]);
-			m->verify->sides[k].enums[i] = xstrdup(PQgetvalue(res, 0, 3));
+			m->verify->sides[k].enums[i] = xstrdup(PQgetvalue(r, 0, 3));
 			if (k == 0)
-				row = xstrdup(PQgetvalue(res, 0, 1));
-			PQclear(res);
+				row = xstrdup(PQgetvalue(r, 0, 1));
+			PQclear(r);
 		}
+		j++;
 		if (is(sig[0], sig[1]) && !is(shape[0], shape[1]))
+		{
+			char	   *a = shape[0],
+					   *b = shape[1];
+
+			for (; j < n; j++)
+				for (k = 0; k < 2; k++)
+					PQclear(res[k][j]);
 			vfail(m, "the composite types in the columns of table %s differ between the --from server and the "
 				  "--to server, whose text their values share: %s on the --from server, %s on the --to server; "
 				  "make them the same on both servers and move the shard again",
-				  m->tables[i].qname, shape[0], shape[1]);
+				  m->tables[i].qname, a, b);
+		}
 		free(shape[0]);
 		free(shape[1]);
 		if (!is(sig[0], sig[1]))
@@ -308,6 +357,8 @@ read_columns(Move *m)
 		free(sig[0]);
 		free(sig[1]);
 	}
+	free(res[0]);
+	free(res[1]);
 }
 
 /* the hash of a row of table i (t); 0 for a table compared by its count */
