@@ -118,7 +118,7 @@
 /* naps between two looks, in milliseconds */
 #define RETRY_NAP_MS	200		/* after a failed query or a lock timeout */
 #define POLL_NAP_MS		100		/* waiting for the sync, the clock, slots */
-#define PAUSE_PARTS_MAX 32	/* parts of the pause told apart */
+#define PAUSE_PARTS_MAX 8	/* parts of the pause told apart */
 #define CATCH_UP_NAP_MS 50		/* waiting for the target to confirm WAL */
 #define FROZEN_NAP_MS	10		/* the same, and the clock, in the freeze */
 #define CHILD_NAP_MS	20		/* waiting for a child process */

@@ -248,7 +248,8 @@ read_columns(Move *m)
 				n = 0,
 				j;
 	const char **params = xcalloc(2 * m->ntables + 1, sizeof(char *));
-	PGresult  **res[2];
+	int		   *table = xcalloc(m->ntables + 1, sizeof(int));
+	PGresult  **res[2] = {NULL, NULL};
 	bool		sent[2] = {false, false},
 				ok[2] = {false, false};
 	char		why[2048] = "";
@@ -269,15 +270,15 @@ read_columns(Move *m)
 		{
 			params[2 * n] = m->tables[i].qname;
 			params[2 * n + 1] = m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)";
-			n++;
+			table[n++] = i;
 		}
+	/* both answer before either has a batch under way, which fail() could not end */
+	need(m, &m->from);
+	need(m, &m->to);
 	for (k = 0; k < 2; k++)
 	{
-		Server	   *s = k == 0 ? &m->from : &m->to;
-
 		res[k] = xcalloc(n + 1, sizeof(PGresult *));
-		need(m, s);
-		sent[k] = batch_send(s, n, sql, 2, params);
+		sent[k] = batch_send(k == 0 ? &m->from : &m->to, n, sql, 2, params);
 		if (!sent[k])
 			break;
 	}
@@ -288,15 +289,21 @@ read_columns(Move *m)
 		if (sent[k])
 			ok[k] = batch_recv(s, n, res[k]);
 		if (!ok[k] && why[0] == '\0')
-			snprintf(why, sizeof(why), "could not read the columns of the tables of schema \"%s\" on the %s server: %s",
-					 m->schema, s->option, db_error());
+		{
+			/* the first statement that failed stopped the batch: its table */
+			for (j = 0; sent[k] && j < n - 1 && res[k][j] != NULL; j++)
+				;
+			snprintf(why, sizeof(why), "could not read the columns of table %s on the %s server: %s",
+					 n > 0 ? m->tables[table[j]].qname : m->qschema, s->option, db_error());
+		}
 	}
 	free(params);
+	free(table);
 	if (!ok[0] || !ok[1])
 	{
 		for (k = 0; k < 2; k++)
 		{
-			for (j = 0; j < n; j++)
+			for (j = 0; res[k] && j < n; j++)
 				PQclear(res[k][j]);
 			free(res[k]);
 		}
