@@ -710,6 +710,9 @@ step_close_gap(Move *m)
  * next report (up to a second when idle), which the pause need not; the
  * catch-up's commit on the --to server flushes them (step_carry_sequences()).
  * A new worker reads as not caught up until it processed a keepalive.
+ * Relied on into PostgreSQL 18 only, whose apply worker this describes
+ * (development versions hand transactions that were not streamed to
+ * parallel workers without waiting for them): later, the slot alone.
  */
 static bool
 applied_through(Move *m, const char *lsn)
@@ -717,6 +720,8 @@ applied_through(Move *m, const char *lsn)
 	char	   *v = NULL;
 	bool		done;
 
+	if (PQserverVersion(m->to.conn) >= 190000)
+		return false;
 	if (!get_value(&m->to, &v,
 				   PQserverVersion(m->to.conn) >= 160000 ?
 				   "SELECT pg_catalog.bool_or(latest_end_lsn >= $1::pg_lsn)::text FROM pg_catalog.pg_stat_subscription "
