@@ -650,5 +650,6 @@ step_copy_offline(Move *m)
 	need(m, &m->to);
 	if (!journal_write(m, &m->to, "target", "copied"))
 		fail(m, "could not record the copy on the --to server: %s", db_error());
+	pause_part(m, "copy");
 	say("copied in %.1f s", now_seconds() - t);
 }

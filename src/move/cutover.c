@@ -17,6 +17,50 @@
 
 static void wait_clock(Move *m, Server *s, const char *what_then);
 
+/*
+ * The time since the last part of the pause (or the freeze) counted as
+ * part what: the cutover tells the operator where the pause went.  Parts
+ * of the same name add up.  Nothing before the freeze of this run.
+ */
+void
+pause_part(Move *m, const char *what)
+{
+	double		t = now_seconds();
+	int			i;
+
+	if (m->frozen_at <= 0)
+		return;
+	for (i = 0; i < m->nparts; i++)
+		if (is(m->part_name[i], what))
+			break;
+	if (i == m->nparts && m->nparts < PAUSE_PARTS_MAX)
+	{
+		m->part_name[i] = what;
+		m->part_secs[i] = 0;
+		m->nparts++;
+	}
+	if (i < m->nparts)
+		m->part_secs[i] += t - m->part_mark;
+	m->part_mark = t;
+}
+
+/* "catch-up 0.01 s, verification 0.42 s, ..." */
+static char *
+pause_parts_text(Move *m)
+{
+	char	   *r = xstrdup("");
+	int			i;
+
+	for (i = 0; i < m->nparts; i++)
+	{
+		char	   *n = xprintf("%s%s%s %.2f s", r, i ? ", " : "", m->part_name[i], m->part_secs[i]);
+
+		free(r);
+		r = n;
+	}
+	return r;
+}
+
 static bool
 freeze_source_tx(Move *m, Server *s)
 {
@@ -44,7 +88,7 @@ step_freeze(Move *m)
 		fail(m, "could not freeze shard %d on the --from server", m->shard);
 	m->changed = true;
 	if (!again)
-		m->frozen_at = now_seconds();
+		m->frozen_at = m->part_mark = now_seconds();
 	say(again ? "writes to shard %d stay refused on the --from server" :
 		"writes to shard %d are refused on the --from server from now on", m->shard);
 	pause_point("freeze");
@@ -78,6 +122,8 @@ step_verify(Move *m)
 		fail(m, "could not give schema \"%s\" back to its owners on the --to server: %s", m->schema, why);
 	}
 	refresh_matviews(m);
+	/* the rows are all there, the owners theirs: the cutover's read begins */
+	start_newest_read(m);
 	rows = verify_rows(m);
 	if (!sequence_positions(&m->from, m->seqs, m->nseqs, pa))
 		fail(m, "could not read the sequences on the --from server: %s", db_error());
@@ -90,6 +136,7 @@ step_verify(Move *m)
 	m->rows_total = rows;
 	if (!journal_write(m, &m->to, "target", "verified"))
 		fail(m, "could not record the verification on the --to server: %s", db_error());
+	pause_part(m, "verification");
 	say("verified: the rows of %s (%s rows, by the hashes of their contents) and %s match",
 		count_of(m->ntables, "table", "tables"), fmt_count(buf, sizeof(buf), rows),
 		count_of(m->nseqs, "sequence position", "sequence positions"));
@@ -113,18 +160,30 @@ step_verify(Move *m)
  * end of the time field), is reported with its table and not waited for.
  * Each column is read by its table's owner (owner_values()).
  */
-static char *
-newest_own_id(Move *m, Server *s, const char *bound_id)
+struct NewestRead
+{
+	Server	   *server;
+	char	   *bound_id;
+	int			n;
+	char	  **names;			/* the tables, qualified */
+	OwnerBatch	batch;
+};
+
+static char *bound(Move *m);
+
+/* newest_own_id() begun: the bound read, the owners' queries sent */
+static NewestRead *
+newest_start(Move *m, Server *s)
 {
 	PGresult   *res;
-	char	   *newest = NULL;
-	int			i,
-				n;
+	int			i;
 	char	  **owners,
-			  **sqls,
-			  **vals,
-			  **names;
+			  **sqls;
+	NewestRead *r = xcalloc(1, sizeof(NewestRead));
 
+	r->server = s;
+	r->bound_id = bound(m);
+	need(m, s);
 	res = query(s,
 				"SELECT d.table_name, d.column_name, pg_catalog.pg_get_userbyid(c.relowner) "
 				"FROM shardid.id_defaults d "
@@ -136,76 +195,132 @@ newest_own_id(Move *m, Server *s, const char *bound_id)
 	if (res == NULL)
 		fail(m, "could not read the id columns of schema \"%s\" on the %s server: %s", m->schema,
 			 s->option, db_error());
-	n = PQntuples(res);
-	owners = xcalloc(n + 1, sizeof(char *));
-	sqls = xcalloc(n + 1, sizeof(char *));
-	vals = xcalloc(n + 1, sizeof(char *));
-	names = xcalloc(n + 1, sizeof(char *));
-	for (i = 0; i < n; i++)
+	r->n = PQntuples(res);
+	owners = xcalloc(r->n + 1, sizeof(char *));
+	sqls = xcalloc(r->n + 1, sizeof(char *));
+	r->names = xcalloc(r->n + 1, sizeof(char *));
+	for (i = 0; i < r->n; i++)
 	{
 		char	   *qt = quote_ident(s, PQgetvalue(res, i, 0));
 		char	   *qc = quote_ident(s, PQgetvalue(res, i, 1));
+		char	   *within = xprintf("pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) 0 "
+									 "AND %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8)", qc, qc, qc, r->bound_id);
 
 		owners[i] = xstrdup(PQgetvalue(res, i, 2));
-		names[i] = xprintf("%s.%s", m->qschema, qt);
-		/* "<newest within the bound> <newest beyond it>", "-" for none */
-		sqls[i] = xprintf("SELECT COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.>=) 0 "
-						  "AND %s OPERATOR(pg_catalog.<) %s::pg_catalog.int8)::pg_catalog.text, '-') "
+		r->names[i] = xprintf("%s.%s", m->qschema, qt);
+		/* "<newest within the bound> <newest beyond it> <the first's millis>", "-" for none */
+		sqls[i] = xprintf("SELECT COALESCE(%s::pg_catalog.text, '-') "
 						  "OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
 						  "COALESCE(pg_catalog.max(%s) FILTER (WHERE %s OPERATOR(pg_catalog.<) 0 "
 						  "OR %s OPERATOR(pg_catalog.>=) %s::pg_catalog.int8)::pg_catalog.text, '-') "
+						  "OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) "
+						  "COALESCE(shardid.id_millis(%s)::pg_catalog.text, '-') "
 						  "FROM %s.%s WHERE shardid.id_shard(%s) OPERATOR(pg_catalog.=) %d",
-						  qc, qc, qc, bound_id, qc, qc, qc, bound_id, m->qschema, qt, qc, m->shard);
+						  within, qc, qc, qc, r->bound_id, within, m->qschema, qt, qc, m->shard);
+		free(within);
 		free(qt);
 		free(qc);
 	}
 	PQclear(res);
-	if (!owner_values(s, n, owners, sqls, vals))
+	if (!owner_values_send(s, r->n, owners, sqls, &r->batch))
 		fail(m, "could not find the newest id of shard %d: %s", m->shard, db_error());
-	for (i = 0; i < n; i++)
+	for (i = 0; i < r->n; i++)
+	{
+		free(owners[i]);
+		free(sqls[i]);
+	}
+	free(owners);
+	free(sqls);
+	return r;
+}
+
+static void
+newest_free(NewestRead *r)
+{
+	int			i;
+
+	for (i = 0; i < r->n; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r->bound_id);
+	free(r);
+}
+
+/* newest_own_id() ended: the answers of newest_start() */
+static char *
+newest_finish(Move *m, NewestRead *r)
+{
+	Server	   *s = r->server;
+	char	   *newest = NULL;
+	char	  **vals = xcalloc(r->n + 1, sizeof(char *));
+	int			i;
+
+	if (!owner_values_recv(&r->batch, vals))
+	{
+		free(vals);
+		fail(m, "could not find the newest id of shard %d: %s", m->shard, db_error());
+	}
+	for (i = 0; i < r->n; i++)
 	{
 		char		within[32] = "-",
-					beyond[32] = "-";
-		char	   *millis = NULL;
+					beyond[32] = "-",
+					millis[32] = "-";
 
 		if (vals[i])
-			(void) sscanf(vals[i], "%31s %31s", within, beyond);
+			(void) sscanf(vals[i], "%31s %31s %31s", within, beyond, millis);
 		if (!is(beyond, "-") && !m->beyond_reported)
 		{
 			char	   *when = NULL;
 
+			need(m, s);
 			if (!get_value(s, &when, "SELECT shardid.id_time($1::pg_catalog.int8)::pg_catalog.text", 1, beyond))
 				when = xstrdup("a time past the id's range");
 			warning_msg("table %s holds id %s of shard %d, made for %s, further ahead than either server's "
 						"clock allows the shard's ids (shardid.max_lead_ms + 1.25 s): the cutover does not "
 						"wait for it, and the shard's new ids will sort below it",
-						names[i], beyond, m->shard, when);
+						r->names[i], beyond, m->shard, when);
 			hint_msg("A clock that ran that far ahead, or a role that may insert into %s, wrote it; find "
 					 "the row (WHERE shardid.id_shard(id) = %d AND (id < 0 OR id >= %s)) before trusting "
-					 "the order of the shard's ids.", names[i], m->shard, bound_id);
+					 "the order of the shard's ids.", r->names[i], m->shard, r->bound_id);
 			free(when);
 			m->beyond_reported = true;
 		}
-		if (!is(within, "-") &&
-			!get_value(s, &millis, "SELECT shardid.id_millis($1::pg_catalog.int8)::pg_catalog.text", 1, within))
-			fail(m, "could not decode the newest id of shard %d: %s", m->shard, db_error());
-		if (millis && (newest == NULL || atoll(millis) > atoll(newest)))
+		if (!is(within, "-") && is(millis, "-"))
+			fail(m, "could not decode the newest id of shard %d", m->shard);
+		if (!is(within, "-") && (newest == NULL || atoll(millis) > atoll(newest)))
 		{
 			free(newest);
-			newest = millis;
+			newest = xstrdup(millis);
 		}
-		else
-			free(millis);
-		free(owners[i]);
-		free(sqls[i]);
 		free(vals[i]);
-		free(names[i]);
 	}
-	free(owners);
-	free(sqls);
 	free(vals);
-	free(names);
+	newest_free(r);
 	return newest;
+}
+
+/*
+ * The newest id of the shard on the --to server read beside the
+ * verification, once the copy holds every row and the source refuses
+ * writes: the cutover then finds it read (wait_clock()).  Its owners'
+ * queries run in a session of their own.
+ */
+void
+start_newest_read(Move *m)
+{
+	abandon_newest_read(m);
+	m->newest = newest_start(m, &m->to);
+}
+
+/* a read of start_newest_read() dropped, its session closed (fail()) */
+void
+abandon_newest_read(Move *m)
+{
+	if (m->newest == NULL)
+		return;
+	owner_values_abandon(&m->newest->batch);
+	newest_free(m->newest);
+	m->newest = NULL;
 }
 
 /*
@@ -251,12 +366,15 @@ static void
 wait_clock(Move *m, Server *s, const char *what_then)
 {
 	char	   *newest;
-	char	   *bound_id = bound(m);
-	double		deadline = now_seconds() + m->timeout;
+	double		deadline;
+	NewestRead *r = m->newest && m->newest->server == s ? m->newest : NULL;
 
-	need(m, s);
-	newest = newest_own_id(m, s, bound_id);
-	free(bound_id);
+	m->newest = NULL;
+	abandon_newest_read(m);
+	if (r == NULL)
+		r = newest_start(m, s);
+	newest = newest_finish(m, r);
+	deadline = now_seconds() + m->timeout;
 	if (newest == NULL)
 		return;
 	for (;;)
@@ -497,6 +615,7 @@ step_cutover(Move *m)
 	m->step = "the cutover";
 	check_interrupt(m);
 	wait_clock(m, &m->to, "writes to the shard are refused");
+	pause_part(m, "clock");
 	say(m->beyond_reported ?
 		"the --to server's clock is past the newest id of shard %d within the bound: its ids sort after those" :
 		"the --to server's clock is past the newest id of shard %d: its ids sort after all of them", m->shard);
@@ -567,9 +686,16 @@ step_cutover(Move *m)
 	free(legacy);
 	m->past_no_return = true;
 	say("cut over: shard %d is registered on the --to server, which takes its writes", m->shard);
+	pause_part(m, "cutover");
 	if (m->frozen_at > 0)
+	{
+		char	   *parts = pause_parts_text(m);
+
 		say("writes to shard %d were refused for %.1f s, from the freeze to the cutover", m->shard,
 			now_seconds() - m->frozen_at);
+		detail_msg("%s.", parts);
+		free(parts);
+	}
 	pause_point("cutover");
 	check_interrupt(m);
 }

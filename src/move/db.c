@@ -141,6 +141,15 @@ reset_settings(Server *s)
 	return ok;
 }
 
+/* reset_settings() as three statements of a batch (batch_start()) */
+bool
+batch_add_reset(Server *s)
+{
+	return batch_add(s, "RESET ALL", 0, NULL) &&
+		batch_add(s, SESSION_SETTINGS_SQL, 0, NULL) &&
+		batch_add(s, value_settings_sql(), 0, NULL);
+}
+
 /*
  * The same as the options of a connection ("-c name=value ...", spaces
  * escaped), after the options given, which they override
@@ -344,6 +353,157 @@ get_value(Server *s, char **out, const char *sql, int nparams,...)
 		*out = xstrdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return true;
+}
+
+/*
+ * A batch: statements sent to s in one pipeline (batch_start(), then
+ * batch_add() for each, then batch_end()), without waiting for an answer;
+ * batch_recv() collects their results, and may wait for another server's
+ * first (the two servers work at once).  A batch whose sending failed
+ * (false, db_error() says why) is abandoned by batch_abandon(), which
+ * closes the connection (need() makes it again).
+ */
+bool
+batch_start(Server *s)
+{
+	if (s->conn == NULL)
+	{
+		set_error("no connection to the server", SQLSTATE_NO_CONNECTION);
+		return false;
+	}
+	if (PQenterPipelineMode(s->conn) != 1)
+	{
+		set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+		return false;
+	}
+	return true;
+}
+
+bool
+batch_add(Server *s, const char *sql, int nparams, const char *const *params)
+{
+	if (PQsendQueryParams(s->conn, sql, nparams, NULL, params, NULL, NULL, 0) != 1)
+	{
+		set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+		return false;
+	}
+	return true;
+}
+
+bool
+batch_end(Server *s)
+{
+	if (PQpipelineSync(s->conn) != 1)
+	{
+		set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+		return false;
+	}
+	return true;
+}
+
+void
+batch_abandon(Server *s)
+{
+	server_close(s);
+}
+
+/*
+ * A batch of n statements, sql with params[i * nparams ...] as the
+ * parameters of the i-th
+ */
+bool
+batch_send(Server *s, int n, const char *sql, int nparams, const char *const *params)
+{
+	int			i;
+	bool		ok = batch_start(s);
+
+	for (i = 0; ok && i < n; i++)
+		ok = batch_add(s, sql, nparams, params + (size_t) i * nparams);
+	ok = ok && batch_end(s);
+	if (!ok && s->conn)
+	{
+		char	   *why = xstrdup(db_error());
+
+		batch_abandon(s);
+		set_error(why, SQLSTATE_CONNECTION_FAILURE);
+		free(why);
+	}
+	return ok;
+}
+
+/*
+ * The results of the n statements of the batch sent to s into res[0..n)
+ * (each NULL where a statement failed or did not run, the first failure
+ * in db_error()), and s out of pipeline mode; res NULL drops them.  False
+ * when one failed.
+ */
+bool
+batch_recv(Server *s, int n, PGresult **res)
+{
+	int			i;
+	bool		ok = true;
+	PGresult   *r;
+
+	cancel_arm(s->conn);
+	for (i = 0; i < n; i++)
+	{
+		PGresult   *mine = NULL;
+
+		while ((r = PQgetResult(s->conn)) != NULL)
+		{
+			ExecStatusType st = PQresultStatus(r);
+
+			if (mine == NULL && (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK))
+			{
+				mine = r;
+				continue;
+			}
+			if (ok && st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
+			{
+				if (PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY))
+					set_error(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY),
+							  PQresultErrorField(r, PG_DIAG_SQLSTATE));
+				else
+					set_error(st == PGRES_PIPELINE_ABORTED ? "an earlier statement of the batch failed" :
+							  PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+				ok = false;
+			}
+			PQclear(r);
+			if (PQstatus(s->conn) != CONNECTION_OK)
+				break;
+		}
+		if (res)
+			res[i] = mine;
+		else
+			PQclear(mine);
+		if (mine == NULL && ok)
+		{
+			set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+			ok = false;
+		}
+		if (PQstatus(s->conn) != CONNECTION_OK)
+		{
+			for (i++; res && i < n; i++)
+				res[i] = NULL;
+			break;
+		}
+	}
+	/* the sync */
+	while (PQstatus(s->conn) == CONNECTION_OK && (r = PQgetResult(s->conn)) != NULL)
+	{
+		ExecStatusType st = PQresultStatus(r);
+
+		PQclear(r);
+		if (st == PGRES_PIPELINE_SYNC)
+			break;
+	}
+	cancel_disarm();
+	if (PQexitPipelineMode(s->conn) != 1 && ok)
+	{
+		set_error(PQerrorMessage(s->conn), SQLSTATE_CONNECTION_FAILURE);
+		ok = false;
+	}
+	return ok;
 }
 
 /*

@@ -118,7 +118,9 @@
 /* naps between two looks, in milliseconds */
 #define RETRY_NAP_MS	200		/* after a failed query or a lock timeout */
 #define POLL_NAP_MS		100		/* waiting for the sync, the clock, slots */
+#define PAUSE_PARTS_MAX 8	/* parts of the pause told apart */
 #define CATCH_UP_NAP_MS 50		/* waiting for the target to confirm WAL */
+#define FROZEN_NAP_MS	10		/* the same, and the clock, in the freeze */
 #define CHILD_NAP_MS	20		/* waiting for a child process */
 #define RECONNECT_NAP_MS 250	/* between two connection attempts */
 
@@ -209,6 +211,13 @@ extern void server_close(Server *s);
 extern PGresult *query(Server *s, const char *sql, int nparams,...);
 extern bool exec_sql(Server *s, const char *sql, int nparams,...);
 extern bool get_value(Server *s, char **out, const char *sql, int nparams,...);
+extern bool batch_start(Server *s);
+extern bool batch_add(Server *s, const char *sql, int nparams, const char *const *params);
+extern bool batch_end(Server *s);
+extern void batch_abandon(Server *s);
+extern bool batch_send(Server *s, int n, const char *sql, int nparams, const char *const *params);
+extern bool batch_add_reset(Server *s);
+extern bool batch_recv(Server *s, int n, PGresult **res);
 extern bool copy_stream(Server *from, const char *out_sql, Server *to, const char *in_sql,
 						long long *rows, void (*tick) (void *, long long), void *arg);
 extern bool tx_begin(Server *s);
@@ -262,6 +271,15 @@ typedef struct JournalRow
 
 /* verify.c's part of a move, private to it */
 typedef struct Verify Verify;
+typedef struct NewestRead NewestRead;
+
+/* owner_values() sent, its answers not read yet (owner_values_send()) */
+typedef struct OwnerBatch
+{
+	Server		c;				/* its own session */
+	int			n;
+	bool		sent;
+} OwnerBatch;
 
 typedef struct Move
 {
@@ -331,6 +349,11 @@ typedef struct Move
 	char	   *pg_restore;
 	double		t0;
 	double		frozen_at;		/* when this run froze the source, or 0 */
+	/* the parts of the pause since frozen_at (pause_part()) */
+	int			nparts;
+	const char *part_name[PAUSE_PARTS_MAX];
+	double		part_secs[PAUSE_PARTS_MAX];
+	double		part_mark;		/* the end of the last part */
 	const char *step;
 	const char *outcome;
 	char	   *error_text;
@@ -340,6 +363,8 @@ typedef struct Move
 	Server		rows_dst;
 	/* the verification's sessions and forms, made by its first step */
 	Verify	   *verify;
+	/* the newest id of the shard on the --to server, being read (cutover.c) */
+	NewestRead *newest;
 } Move;
 
 extern bool is(const char *a, const char *b);
@@ -387,6 +412,9 @@ extern bool give_back_owners(Move *m, Server *s);
 extern bool unfreeze_tables(Server *s, const char *schema);
 extern bool tx_with_lock_retry(Move *m, Server *s, bool (*fn) (Move *m, Server *s), const char *what);
 extern bool owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out);
+extern bool owner_values_send(Server *s, int n, char *const *owners, char *const *sqls, OwnerBatch *b);
+extern bool owner_values_recv(OwnerBatch *b, char **out);
+extern void owner_values_abandon(OwnerBatch *b);
 extern bool count_rows(Server *s, const Table *tables, int ntables, long long *counts);
 extern bool sequence_positions(Server *s, const Seq *seqs, int nseqs, char **pos);
 extern bool subscription_oid(Server *s, const char *name, char **oid);
@@ -460,5 +488,8 @@ extern void step_freeze(Move *m);
 extern void step_verify(Move *m);
 extern void step_cutover(Move *m);
 extern void step_finish(Move *m);
+extern void pause_part(Move *m, const char *what);
+extern void start_newest_read(Move *m);
+extern void abandon_newest_read(Move *m);
 
 #endif							/* SHARDID_MOVE_H */

@@ -295,30 +295,56 @@ tx_with_lock_retry(Move *m, Server *s, bool (*fn) (Move *m, Server *s), const ch
  * query: an owner's code may alter its own function (to SECURITY INVOKER,
  * say), never the next owner's.
  */
+#define OWNER_STATEMENTS 6		/* a table's: the function, its owner, the
+								 * call, the settings made again (3) */
+
 bool
 owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **out)
 {
-	Server		c;
+	OwnerBatch	b;
+
+	return owner_values_send(s, n, owners, sqls, &b) && owner_values_recv(&b, out);
+}
+
+/*
+ * owner_values() in two halves: the statements sent, in one batch, by a
+ * session of their own, whose answers owner_values_recv() reads (or
+ * owner_values_abandon() drops): the move does something else meanwhile
+ */
+bool
+owner_values_send(Server *s, int n, char *const *owners, char *const *sqls, OwnerBatch *b)
+{
 	int			i;
 	bool		ok;
 	char	   *scratch = random_name("shardid_move_");
 	char	   *make = xprintf("CREATE SCHEMA %s", scratch);
 
-	for (i = 0; i < n; i++)
-		out[i] = NULL;
+	memset(b, 0, sizeof(*b));
+	b->n = n;
+	b->c.option = s->option;
+	b->c.conninfo = s->conninfo;
 	if (n == 0)
+	{
+		free(scratch);
+		free(make);
 		return true;
-	memset(&c, 0, sizeof(c));
-	c.option = s->option;
-	c.conninfo = s->conninfo;
-	if (!server_connect(&c))
+	}
+	if (!server_connect(&b->c))
+	{
+		free(scratch);
+		free(make);
 		return false;
-	ok = tx_begin(&c) && exec_sql(&c, make, 0);
-	free(make);
+	}
+
+	/*
+	 * Every statement in one batch, in the order they would run one by one:
+	 * a failure ends the batch there, and the session goes
+	 */
+	ok = batch_start(&b->c) && batch_add(&b->c, "BEGIN", 0, NULL) && batch_add(&b->c, make, 0, NULL);
 	for (i = 0; ok && i < n; i++)
 	{
 		char	   *fn = xprintf("%s.shardid_move_as_owner_%d", scratch, i);
-		char	   *qowner = quote_ident(&c, owners[i]);
+		char	   *qowner = quote_ident(&b->c, owners[i]);
 		char	   *create = xprintf("CREATE FUNCTION %s(pg_catalog.text) RETURNS pg_catalog.text "
 									 "LANGUAGE plpgsql SECURITY DEFINER "
 									 "SET search_path = pg_catalog, pg_temp SET row_security = off "
@@ -326,21 +352,62 @@ owner_values(Server *s, int n, char *const *owners, char *const *sqls, char **ou
 									 "BEGIN EXECUTE $1 INTO r; RETURN r; END$f$", fn);
 		char	   *own = xprintf("ALTER FUNCTION %s(pg_catalog.text) OWNER TO %s", fn, qowner);
 		char	   *call = xprintf("SELECT %s($1::pg_catalog.text)", fn);
+		const char *params[1] = {sqls[i]};
 
-		ok = exec_sql(&c, create, 0) &&
-			exec_sql(&c, own, 0) &&
-			get_value(&c, &out[i], call, 1, sqls[i]) &&
-			exec_sql(&c, "RESET ALL", 0) && exec_sql(&c, SESSION_SETTINGS_SQL, 0) && pin_values(&c);
+		ok = batch_add(&b->c, create, 0, NULL) &&
+			batch_add(&b->c, own, 0, NULL) &&
+			batch_add(&b->c, call, 1, params) &&
+			batch_add_reset(&b->c);
 		free(fn);
 		free(qowner);
 		free(create);
 		free(own);
 		free(call);
 	}
-	tx_rollback(&c);
-	server_close(&c);
 	free(scratch);
+	free(make);
+	b->sent = ok && batch_end(&b->c);
+	if (!b->sent)
+		server_close(&b->c);	/* db_error() keeps why */
+	return b->sent;
+}
+
+bool
+owner_values_recv(OwnerBatch *b, char **out)
+{
+	int			i,
+				total = 2 + OWNER_STATEMENTS * b->n;
+	PGresult  **res;
+	bool		ok;
+
+	for (i = 0; i < b->n; i++)
+		out[i] = NULL;
+	if (b->n == 0)
+		return true;
+	res = xcalloc(total, sizeof(PGresult *));
+	ok = b->sent && batch_recv(&b->c, total, res);
+	for (i = 0; i < total; i++)
+	{
+		int			k = i - 2;
+
+		if (ok && k >= 0 && k % OWNER_STATEMENTS == 2 && PQntuples(res[i]) > 0 && !PQgetisnull(res[i], 0, 0))
+			out[k / OWNER_STATEMENTS] = xstrdup(PQgetvalue(res[i], 0, 0));
+		PQclear(res[i]);
+	}
+	free(res);
+	if (b->sent)
+		tx_rollback(&b->c);
+	server_close(&b->c);
+	b->sent = false;
 	return ok;
+}
+
+/* the session of owner_values_send() closed, its answers unread */
+void
+owner_values_abandon(OwnerBatch *b)
+{
+	server_close(&b->c);
+	b->sent = false;
 }
 
 /*
@@ -542,12 +609,15 @@ drop_schema_by_oid(Server *s, const char *oid, char **name)
 /*
  * Source s: drop the move's replication slots, stopping their senders: its
  * slot name when main_slot, and the table syncs' slots of subscription
- * sub_oid when it is known
+ * sub_oid when it is known.  A sender stopped leaves its slot within
+ * milliseconds: looked at again every FROZEN_NAP_MS for the first second
+ * (a move drops them in its freeze), then every POLL_NAP_MS.
  */
 bool
 drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot)
 {
-	double		deadline = now_seconds() + SLOT_DROP_WAIT_S;
+	double		started = now_seconds();
+	double		deadline = started + SLOT_DROP_WAIT_S;
 
 	for (;;)
 	{
@@ -576,7 +646,7 @@ drop_slots(Server *s, const char *name, const char *sub_oid, bool main_slot)
 			return true;
 		if (now_seconds() > deadline)
 			return false;
-		nap_always(POLL_NAP_MS);
+		nap_always(now_seconds() - started < 1 ? FROZEN_NAP_MS : POLL_NAP_MS);
 	}
 }
 

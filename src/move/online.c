@@ -696,7 +696,51 @@ step_close_gap(Move *m)
 	say("the --to server is within %s of the --from server: freezing", fmt_bytes(b, sizeof(b), (double) m->max_lag));
 }
 
-/* every change of the frozen source applied on the target */
+/*
+ * Whether the subscription's apply worker on the --to server applied every
+ * change the --from server committed before WAL position lsn: it processed
+ * a keepalive of the walsender that carried lsn or beyond
+ * (pg_stat_subscription.latest_end_lsn).  The apply worker handles the
+ * walsender's messages one after another, in the order of the WAL, and
+ * records a keepalive's position once every message before it was
+ * applied (a transaction committed, a streamed one's commit waited for
+ * on its parallel apply worker); a transaction that committed before lsn
+ * was sent before it.  Its commits are asynchronous: the confirmed_flush_lsn
+ * of the slot waits for the --to server's WAL writer and for the worker's
+ * next report (up to a second when idle), which the pause need not; the
+ * catch-up's commit on the --to server flushes them (step_carry_sequences()).
+ * A new worker reads as not caught up until it processed a keepalive.
+ * Relied on into PostgreSQL 18 only, whose apply worker this describes
+ * (development versions hand transactions that were not streamed to
+ * parallel workers without waiting for them): later, the slot alone.
+ */
+static bool
+applied_through(Move *m, const char *lsn)
+{
+	char	   *v = NULL;
+	bool		done;
+
+	if (PQserverVersion(m->to.conn) >= 190000)
+		return false;
+	if (!get_value(&m->to, &v,
+				   PQserverVersion(m->to.conn) >= 160000 ?
+				   "SELECT pg_catalog.bool_or(latest_end_lsn >= $1::pg_lsn)::text FROM pg_catalog.pg_stat_subscription "
+				   "WHERE subid = $2::oid AND relid IS NULL AND leader_pid IS NULL" :
+				   "SELECT pg_catalog.bool_or(latest_end_lsn >= $1::pg_lsn)::text FROM pg_catalog.pg_stat_subscription "
+				   "WHERE subid = $2::oid AND relid IS NULL",
+				   2, lsn, m->sub_oid))
+		return false;
+	done = is(v, "true");
+	free(v);
+	return done;
+}
+
+/*
+ * Every change of the frozen source applied on the target: its apply worker
+ * says so (applied_through()), or the slot's confirmed_flush_lsn passed the
+ * --from server's WAL position read once the source was frozen.  Polled
+ * every FROZEN_NAP_MS: writes are refused meanwhile.
+ */
 void
 step_catch_up(Move *m)
 {
@@ -714,6 +758,9 @@ step_catch_up(Move *m)
 		PGresult   *res;
 
 		check_interrupt(m);
+		need(m, &m->to);
+		if (m->sub_oid && applied_through(m, lsn))
+			break;
 		need(m, &m->from);
 		res = query(&m->from,
 					"SELECT confirmed_flush_lsn >= $1::pg_lsn, "
@@ -746,9 +793,10 @@ step_catch_up(Move *m)
 					 fmt_bytes(b, sizeof(b), atof(lag[0] ? lag : "0")), now_seconds() - started);
 		}
 		free(lag);
-		nap(CATCH_UP_NAP_MS);
+		nap(FROZEN_NAP_MS);
 	}
 	progress_end();
+	pause_part(m, "catch-up");
 	say("the --to server caught up with the --from server (WAL %s)", lsn);
 	pause_point("catch-up");
 	check_interrupt(m);
@@ -768,7 +816,14 @@ step_carry_sequences(Move *m)
 	need(m, &m->to);
 	if (!sequence_positions(&m->from, m->seqs, m->nseqs, pos))
 		fail(m, "could not read the sequences on the --from server: %s", db_error());
-	ok = tx_begin(&m->to);
+	/*
+	 * Its commit flushes the --to server's WAL, and with it the apply's
+	 * asynchronous commits (step_catch_up()), before the replication slot
+	 * that could send their changes again is dropped
+	 */
+	ok = tx_begin(&m->to) &&
+		exec_sql(&m->to, "SELECT pg_catalog.set_config('synchronous_commit', 'local', true) "
+				 "WHERE pg_catalog.current_setting('synchronous_commit') = 'off'", 0);
 	for (i = 0; ok && i < m->nseqs; i++)
 	{
 		char	   *last = xstrdup(pos[i]);
@@ -792,5 +847,6 @@ step_carry_sequences(Move *m)
 		fail(m, "could not drop subscription %s on the --to server: %s", m->name, db_error());
 	if (!unpublish(&m->from, m->name, m->sub_oid))
 		fail(m, "could not drop the publication and replication slot %s on the --from server: %s", m->name, db_error());
+	pause_part(m, "sequences and replication dropped");
 	say("subscription, publication and replication slot %s dropped", m->name);
 }

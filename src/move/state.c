@@ -311,6 +311,7 @@ fail(Move *m, const char *fmt,...)
 		m->error_text = xstrdup(buf);
 		error_msg("%s", buf);
 	}
+	abandon_newest_read(m);
 	if (m->on_failure)
 		m->on_failure(m);
 	finish(m, EXIT_UNFINISHED, "unfinished");

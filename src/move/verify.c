@@ -339,9 +339,81 @@ static void
 read_columns(Move *m)
 {
 	int			i,
-				k;
+				k,
+				n = 0,
+				j;
+	const char **params = xcalloc(2 * m->ntables + 1, sizeof(char *));
+	int		   *table = xcalloc(m->ntables + 1, sizeof(int));
+	PGresult  **res[2] = {NULL, NULL};
+	bool		sent[2] = {false, false},
+				ok[2] = {false, false};
+	char		why[2048] = "";
+	const char *sql =
+		"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
+		"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
+		"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
+		"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
+		"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
+		"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) OPERATOR(pg_catalog.||) "
+		"COALESCE((ARRAY['::pg_catalog.text', '::pg_catalog.text[]'])[" XML_DEPTH_SQL " OPERATOR(pg_catalog.+) 1], '') "
+		"OPERATOR(pg_catalog.||) COALESCE(', ' OPERATOR(pg_catalog.||) " XML_PATHS_SQL ", '') "
+		"END, ', ' ORDER BY attname), '') "
+		"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
+		"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
+		"pg_catalog.format_type(atttypid, atttypmod), (SELECT d.adbin::pg_catalog.text FROM pg_catalog.pg_attrdef d "
+		"WHERE attgenerated OPERATOR(pg_catalog.=) 'v' AND d.adrelid OPERATOR(pg_catalog.=) attrelid "
+		"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum) OPERATOR(pg_catalog.||) '; ' "
+		"OPERATOR(pg_catalog.||) " COMPOSITE_NUMBERS_SQL ", " NAMES_SQL " "
+		"FROM pg_catalog.pg_attribute "
+		"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
+		"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped";
 
+	/* one statement a table, all sent to both servers at once */
 	for (i = 0; i < m->ntables; i++)
+		if (m->tables[i].kind == 'r')
+		{
+			params[2 * n] = m->tables[i].qname;
+			params[2 * n + 1] = m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)";
+			table[n++] = i;
+		}
+	/* both answer before either has a batch under way, which fail() could not end */
+	need(m, &m->from);
+	need(m, &m->to);
+	for (k = 0; k < 2; k++)
+	{
+		res[k] = xcalloc(n + 1, sizeof(PGresult *));
+		sent[k] = batch_send(k == 0 ? &m->from : &m->to, n, sql, 2, params);
+		if (!sent[k])
+			break;
+	}
+	for (k = 0; k < 2; k++)
+	{
+		Server	   *s = k == 0 ? &m->from : &m->to;
+
+		if (sent[k])
+			ok[k] = batch_recv(s, n, res[k]);
+		if (!ok[k] && why[0] == '\0')
+		{
+			/* the first statement that failed stopped the batch: its table */
+			for (j = 0; sent[k] && j < n - 1 && res[k][j] != NULL; j++)
+				;
+			snprintf(why, sizeof(why), "could not read the columns of table %s on the %s server: %s",
+					 n > 0 ? m->tables[table[j]].qname : m->qschema, s->option, db_error());
+		}
+	}
+	free(params);
+	free(table);
+	if (!ok[0] || !ok[1])
+	{
+		for (k = 0; k < 2; k++)
+		{
+			for (j = 0; res[k] && j < n; j++)
+				PQclear(res[k][j]);
+			free(res[k]);
+		}
+		vfail(m, "%s", why);
+	}
+	for (i = 0, j = 0; i < m->ntables; i++)
 	{
 		char	   *sig[2] = {NULL, NULL},
 				   *shape[2] = {NULL, NULL},
@@ -353,50 +425,34 @@ read_columns(Move *m)
 			continue;
 		for (k = 0; k < 2; k++)
 		{
-			Server	   *s = k == 0 ? &m->from : &m->to;
-			PGresult   *res;
+			PGresult   *r = res[k][j];
 
-			need(m, s);
-			res = query(s,
-						"SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', attname, "
-						"pg_catalog.format_type(atttypid, atttypmod)), ', ' ORDER BY attname), "
-						"'ROW(' OPERATOR(pg_catalog.||) COALESCE(pg_catalog.string_agg("
-						"CASE WHEN atttypid OPERATOR(pg_catalog.=) 'pg_catalog.bytea'::pg_catalog.regtype "
-						"THEN pg_catalog.format($2, 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname)) "
-						"ELSE 't.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(attname) OPERATOR(pg_catalog.||) "
-						"COALESCE((ARRAY['::pg_catalog.text', '::pg_catalog.text[]'])[" XML_DEPTH_SQL " OPERATOR(pg_catalog.+) 1], '') "
-						"OPERATOR(pg_catalog.||) COALESCE(', ' OPERATOR(pg_catalog.||) " XML_PATHS_SQL ", '') "
-						"END, ', ' ORDER BY attname), '') "
-						"OPERATOR(pg_catalog.||) ')', " COMPOSITES_SQL ", " ENUMS_SQL " OPERATOR(pg_catalog.||) '; ' "
-						"OPERATOR(pg_catalog.||) pg_catalog.string_agg(pg_catalog.format('%s %I %s %s', attnum, attname, "
-						"pg_catalog.format_type(atttypid, atttypmod), (SELECT d.adbin::pg_catalog.text FROM pg_catalog.pg_attrdef d "
-						"WHERE attgenerated OPERATOR(pg_catalog.=) 'v' AND d.adrelid OPERATOR(pg_catalog.=) attrelid "
-						"AND d.adnum OPERATOR(pg_catalog.=) attnum)), ', ' ORDER BY attnum) OPERATOR(pg_catalog.||) '; ' "
-						"OPERATOR(pg_catalog.||) " COMPOSITE_NUMBERS_SQL ", " NAMES_SQL " "
-						"FROM pg_catalog.pg_attribute "
-						"WHERE attrelid OPERATOR(pg_catalog.=) $1::pg_catalog.regclass "
-						"AND attnum OPERATOR(pg_catalog.>) 0 AND NOT attisdropped",
-						2, m->tables[i].qname, m->verify->have_md5 ? "pg_catalog.md5(%s)" : "pg_catalog.sha256(%s)");
-			if (res == NULL)
-				vfail(m, "could not read the columns of table %s on the %s server: %s", m->tables[i].qname,
-					  s->option, db_error());
-			sig[k] = xstrdup(PQgetvalue(res, 0, 0));
-			shape[k] = xstrdup(PQgetvalue(res, 0, 2));
-			if (m->verify->sides[k].texts[i] != NULL && !is(m->verify->sides[k].texts[i], PQgetvalue(res, 0, 3)))
+			sig[k] = xstrdup(PQgetvalue(r, 0, 0));
+			shape[k] = xstrdup(PQgetvalue(r, 0, 2));
+			if (m->verify->sides[k].texts[i] != NULL && !is(m->verify->sides[k].texts[i], PQgetvalue(r, 0, 3)))
 				relabeled = true;
 			free(m->verify->sides[k].texts[i]);
-			m->verify->sides[k].texts[i] = xstrdup(PQgetvalue(res, 0, 3));
-			if (is(PQgetvalue(res, 0, 4), "t"))
+			m->verify->sides[k].texts[i] = xstrdup(PQgetvalue(r, 0, 3));
+			if (is(PQgetvalue(r, 0, 4), "t"))
 				by_name = true;
 			if (k == 0)
-				row = xstrdup(PQgetvalue(res, 0, 1));
-			PQclear(res);
+				row = xstrdup(PQgetvalue(r, 0, 1));
+			PQclear(r);
 		}
+		j++;
 		if (is(sig[0], sig[1]) && !is(shape[0], shape[1]))
+		{
+			char	   *a = shape[0],
+					   *b = shape[1];
+
+			for (; j < n; j++)
+				for (k = 0; k < 2; k++)
+					PQclear(res[k][j]);
 			vfail(m, "the composite types in the columns of table %s differ between the --from server and the "
 				  "--to server, whose text their values share: %s on the --from server, %s on the --to server; "
 				  "make them the same on both servers and move the shard again",
-				  m->tables[i].qname, shape[0], shape[1]);
+				  m->tables[i].qname, a, b);
+		}
 		free(shape[0]);
 		free(shape[1]);
 		if (!is(sig[0], sig[1]))
@@ -416,6 +472,8 @@ read_columns(Move *m)
 		free(sig[0]);
 		free(sig[1]);
 	}
+	free(res[0]);
+	free(res[1]);
 }
 
 /* the hash of a row of table i (t); 0 for a table compared by its count */

@@ -8,7 +8,9 @@
 # shardid-move while the writers keep writing.  Then every id is gathered
 # from the server that holds its shard and checked: globally unique, each
 # decodes to the shard of its schema, each writer's ids of a shard increase
-# in the order it inserted them, no row lost and none made up.
+# in the order it inserted them, no row lost and none made up.  Each move
+# tells where its pause went, part by part (a detail line; the times are
+# printed, not asserted).
 # Also checks that shardid-move refuses a wrong shard, an unreachable
 # server and an existing schema without changing anything.
 cd "$(dirname "$0")/../.." || exit 1
@@ -116,23 +118,30 @@ writes 7 20
 
 # shard 5: offline, from server 2 to server 0, source dropped after verify
 start=$(date +%s%3N)
-if "$move" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --move-and-drop-source --yes; then
+if "$move" --shard 5 --from "$(conn "$p5")" --to "$(conn "$base")" --move-and-drop-source --yes >"$SHARDID_TMP/move5.log" 2>&1; then
 	echo "$base" >"$SHARDID_TMP/route/5.new" && mv "$SHARDID_TMP/route/5.new" "$SHARDID_TMP/route/5"
 else
 	fail "offline move of shard 5 failed"
 fi
+sed 's/^/  | /' "$SHARDID_TMP/move5.log"
 echo "offline move: $(( $(date +%s%3N) - start )) ms"
+# where the pause went, part by part (the times are not asserted)
+grep -Eq '^shardid-move: detail: copy [0-9]+\.[0-9]{2} s, verification [0-9]+\.[0-9]{2} s, clock [0-9]+\.[0-9]{2} s, cutover [0-9]+\.[0-9]{2} s\.$' \
+	"$SHARDID_TMP/move5.log" || fail "the offline move did not tell the parts of its pause"
 writes 5 20		# on its new server
 
 # shard 7: online, from server 1 to server 2, writers keep writing
 p7=$((base + 1))
 start=$(date +%s%3N)
-if "$move" --shard 7 --from "$(conn "$p7")" --to "$(conn "$p5")" --online; then
+if "$move" --shard 7 --from "$(conn "$p7")" --to "$(conn "$p5")" --online >"$SHARDID_TMP/move7.log" 2>&1; then
 	echo "$p5" >"$SHARDID_TMP/route/7.new" && mv "$SHARDID_TMP/route/7.new" "$SHARDID_TMP/route/7"
 else
 	fail "online move of shard 7 failed"
 fi
+sed 's/^/  | /' "$SHARDID_TMP/move7.log"
 echo "online move: $(( $(date +%s%3N) - start )) ms"
+grep -Eq '^shardid-move: detail: catch-up [0-9]+\.[0-9]{2} s, sequences and replication dropped [0-9]+\.[0-9]{2} s, verification [0-9]+\.[0-9]{2} s, clock [0-9]+\.[0-9]{2} s, cutover [0-9]+\.[0-9]{2} s\.$' \
+	"$SHARDID_TMP/move7.log" || fail "the online move did not tell the parts of its pause"
 writes 7 20		# on its new server
 touch "$SHARDID_TMP/stop"
 wait
