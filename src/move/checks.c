@@ -908,6 +908,15 @@ check_floor_readable(Move *m)
 	return 1;
 }
 
+/* an error of check_large_objects(): before anything changed, or in the move */
+static NORETURN void
+lo_stop(Move *m, bool moving, char *why)
+{
+	if (moving)
+		fail(m, "%s", why);
+	refuse(m, "%s", why);
+}
+
 /*
  * Large objects live outside any schema: pg_dump --schema leaves them out,
  * so a move copies an oid column that points at one as a number, which on
@@ -918,9 +927,12 @@ check_floor_readable(Move *m)
  * each as its table's owner (owner_values(): planning the query runs the
  * constant parts of her partial-index predicates), once check_shapes() has
  * passed (no code of another role reached from a superuser's table).
+ * Read again in the verification (moving), once the copy holds every row
+ * and the shard takes no writes: a row written after the checks may point
+ * at a large object made since; an error there ends the move undone.
  */
-static int
-check_large_objects(Move *m)
+int
+check_large_objects(Move *m, bool moving)
 {
 	PGresult   *cols = query(&m->from,
 							 "WITH RECURSIVE oid_types(t) AS ("
@@ -944,7 +956,7 @@ check_large_objects(Move *m)
 	char	  **oids;
 
 	if (cols == NULL)
-		refuse(m, "could not read the oid columns of schema \"%s\": %s", m->schema, db_error());
+		lo_stop(m, moving, xprintf("could not read the oid columns of schema \"%s\": %s", m->schema, db_error()));
 	n = PQntuples(cols);
 	owners = xcalloc(n + 1, sizeof(char *));
 	sqls = xcalloc(n + 1, sizeof(char *));
@@ -959,7 +971,8 @@ check_large_objects(Move *m)
 						  column, column, PQgetvalue(cols, i, 0), column);
 	}
 	if (!owner_values(&m->from, n, owners, sqls, oids))
-		refuse(m, "could not read the oid columns of schema \"%s\" on the --from server: %s", m->schema, db_error());
+		lo_stop(m, moving, xprintf("could not read the oid columns of schema \"%s\" on the --from server: %s",
+								   m->schema, db_error()));
 	for (int i = 0; i < n; i++)
 	{
 		char	   *missing = NULL;
@@ -972,7 +985,7 @@ check_large_objects(Move *m)
 					   "(SELECT FROM pg_catalog.pg_largeobject_metadata l WHERE l.oid OPERATOR(pg_catalog.=) o) "
 					   "HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 0",
 					   1, oids[i]))
-			refuse(m, "could not query the --to server: %s", db_error());
+			lo_stop(m, moving, xprintf("could not query the --to server: %s", db_error()));
 		if (missing != NULL)
 		{
 			error_msg("column %s of table %s points at large objects that the --to server lacks (%s): "
@@ -1040,7 +1053,7 @@ preflight(Move *m)
 	problems += check_shapes(m);
 	/* reads tables of other roles: only once no code of theirs reaches a superuser */
 	if (problems == 0)
-		problems += check_large_objects(m);
+		problems += check_large_objects(m, false);
 	return problems;
 }
 

@@ -472,6 +472,7 @@ extern void step_copy_offline(Move *m);
 /* verify.c */
 extern void hash_before_freeze(Move *m);
 extern long long verify_rows(Move *m);
+extern int	check_large_objects(Move *m, bool moving);
 
 /* online.c */
 extern void step_publish(Move *m);
