@@ -24,7 +24,7 @@ CREATE TABLE shard_0008.docs (id bigint PRIMARY KEY, body oid);
 INSERT INTO shard_0008.docs VALUES (1, NULL), (2, NULL);
 SQL
 log=$SHARDID_TMP/move.log
-move_paused "a large object made during the move" catch-up "$log" \
+move_paused "a large object made during the move" hashed "$log" \
 	--shard 8 --from "$(conn "$a")" --to "$(conn "$b")" --online --yes || exit 1
 body=$(on "$a" -c "INSERT INTO shard_0008.docs VALUES (3, lo_from_bytea(0, 'late')) RETURNING body") ||
 	fail "a row pointing at a new large object"
