@@ -615,6 +615,21 @@ citus_refused(CitusTable kind)
 	return true;
 }
 
+/* the name of the column Citus distributes rel by ("?" unknown), or NULL when it is no such table */
+static const char *
+citus_distribution_column(Relation rel, CitusTable kind)
+{
+	AttrNumber	distcol = 0;
+	char	   *name = NULL;
+
+	if (kind != CITUS_TABLE_DISTRIBUTED)
+		return NULL;
+	(void) citus_table_read(RelationGetRelid(rel), &distcol);
+	if (distcol > 0)
+		name = get_attname(RelationGetRelid(rel), distcol, true);
+	return name != NULL ? name : "?";
+}
+
 /*
  * The refusal.  column: the first column of rel whose DEFAULT calls
  * next_id(), or 0 (a next_id() call the statement makes, itself or in a
@@ -627,8 +642,7 @@ citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arriv
 												   RelationGetRelationName(rel));
 	const char *name = column > 0 ?
 		quote_identifier(get_attname(RelationGetRelid(rel), column, false)) : NULL;
-	AttrNumber	distcol = 0;
-	char	   *distname = NULL;
+	const char *distname;
 
 	if (kind == CITUS_TABLE_SINGLE)
 	{
@@ -664,17 +678,12 @@ citus_refuse(Relation rel, CitusTable kind, AttrNumber column, const char *arriv
 				 errdetail("The %s calls shardid.next_id(): the rows of a Citus local table are stored on the coordinator, and ids this worker made would repeat the coordinator's.",
 						   arrives),
 				 errhint("Run the %s on the coordinator.", arrives)));
-	if (kind == CITUS_TABLE_DISTRIBUTED)
-	{
-		(void) citus_table_read(RelationGetRelid(rel), &distcol);
-		if (distcol > 0)
-			distname = get_attname(RelationGetRelid(rel), distcol, true);
-	}
+	distname = citus_distribution_column(rel, kind);
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 kind == CITUS_TABLE_DISTRIBUTED ?
 			 errmsg("shardid does not serve table %s, which Citus distributes by column \"%s\"",
-					table, distname != NULL ? distname : "?") :
+					table, distname) :
 			 errmsg("shardid does not serve table %s, a Citus reference table", table),
 			 name != NULL ?
 			 errdetail("The DEFAULT of its column %s calls shardid.next_id(), which Citus runs on whichever node receives the %s: the nodes would repeat each other's ids.",
@@ -695,20 +704,13 @@ citus_refuse_trigger(Relation rel, CitusTable kind)
 {
 	char	   *table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 												   RelationGetRelationName(rel));
-	AttrNumber	distcol = 0;
-	char	   *distname = NULL;
+	const char *distname = citus_distribution_column(rel, kind);
 
-	if (kind == CITUS_TABLE_DISTRIBUTED)
-	{
-		(void) citus_table_read(RelationGetRelid(rel), &distcol);
-		if (distcol > 0)
-			distname = get_attname(RelationGetRelid(rel), distcol, true);
-	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 kind == CITUS_TABLE_DISTRIBUTED ?
 			 errmsg("shardid does not serve table %s, which Citus distributes by column \"%s\"",
-					table, distname != NULL ? distname : "?") :
+					table, distname) :
 			 errmsg("shardid does not serve table %s, a Citus reference table", table),
 			 kind == CITUS_TABLE_DISTRIBUTED ?
 			 errdetail("The rows of one shardid shard would live on the placements of many Citus shards, on several nodes, and each would make ids of that shard that repeat the others'. A shard's ids must all come from one server.") :
