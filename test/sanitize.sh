@@ -6,7 +6,8 @@
 #   2. memory errors: the server run under valgrind memcheck, any error
 #      whose stack passes through shardid.so fails (but for PostgreSQL's
 #      own, listed in test/valgrind.supp, and for the frames of shardid's
-#      executor and utility hooks where they only call PostgreSQL's own).
+#      planner, executor and utility hooks where they only call
+#      PostgreSQL's own).
 # (AddressSanitizer cannot be used: preloading its runtime into Debian's
 # postgres deadlocks in glibc's bindtextdomain() before main() gets going.)
 # The regular build is installed again at the end.
@@ -103,8 +104,8 @@ ours_in() {	# ours_in LOG: a report of LOG has a frame of ours that is not a hoo
 		/^==[0-9]+== *$/ { flush(); next }
 		{
 			if ($0 ~ ENVIRON["OURS_RE"] &&
-				!($0 ~ /floor_(process_utility|executor_start|executor_end) / &&
-				  prev ~ /standard_(ProcessUtility|ExecutorStart|ExecutorEnd) /))
+				!($0 ~ /(floor_(process_utility|executor_start|executor_end)|citus_(planner|executor_start|executor_run|executor_finish)) / &&
+				  prev ~ /standard_(ProcessUtility|ExecutorStart|ExecutorEnd|ExecutorRun|ExecutorFinish|planner) /))
 				n++
 			prev = $0
 		}
