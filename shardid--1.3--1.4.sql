@@ -4476,16 +4476,18 @@ COMMENT ON FUNCTION shardid_internal.check_table_id_columns(oid[]) IS
 
 -- The check of a schema's tables, found through pg_depend's index (the
 -- cost follows the schema, not the database: provisioning registers
--- thousands).
+-- thousands); PL/pgSQL keeps its plan for the session.
 CREATE OR REPLACE FUNCTION shardid_internal.check_id_columns(schema_name name)
 RETURNS void
 AS $$
-    SELECT shardid_internal.check_table_id_columns(
+BEGIN
+    PERFORM shardid_internal.check_table_id_columns(
         ARRAY(SELECT dep.objid FROM pg_depend dep
               WHERE dep.classid = 'pg_class'::regclass AND dep.objsubid = 0
                 AND dep.refclassid = 'pg_namespace'::regclass
-                AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))))
-$$ LANGUAGE sql STABLE STRICT PARALLEL SAFE
+                AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))));
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid_internal.check_id_columns(name) IS
