@@ -196,3 +196,58 @@ CALL shardid.add_shards('fl_tmpl', '{23}', in_batches => false, prefix => 'fl_p_
 SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 23;
 DELETE FROM shardid.shard_registry WHERE shard IN (22, 23);
 DROP SCHEMA fl_tmpl, fl_p_0022, fl_p_0023 CASCADE;
+
+-- a template changed while its copies are made (another session can do
+-- it between add_shards()'s read of the template and its copy; here an
+-- event trigger does it at the first copy): the copy's id column is the
+-- one its DEFAULT was given, read by name
+CREATE SCHEMA fl_tmpl;
+CREATE TABLE fl_tmpl.a (note text);
+CREATE TABLE fl_tmpl.t (id bigint PRIMARY KEY, other bigint);
+CREATE FUNCTION public.fl_change() RETURNS event_trigger LANGUAGE plpgsql
+SET search_path = pg_catalog AS $$
+BEGIN
+    IF to_regclass('fl_tmpl.t') IS NULL THEN
+        RETURN;
+    ELSIF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'fl_tmpl.t'::regclass AND attname = 'other') THEN
+        ALTER TABLE fl_tmpl.t RENAME id TO x;
+        ALTER TABLE fl_tmpl.t RENAME other TO id;
+    ELSIF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'fl_tmpl.t'::regclass AND attname = 'pad' AND NOT attisdropped) THEN
+        ALTER TABLE fl_tmpl.t DROP COLUMN pad;
+        ALTER TABLE fl_tmpl.t DROP CONSTRAINT t_pkey;
+    END IF;
+END
+$$;
+CREATE EVENT TRIGGER fl_change ON ddl_command_start WHEN TAG IN ('CREATE TABLE')
+    EXECUTE FUNCTION public.fl_change();
+-- the id column renamed away, another column renamed id
+CALL shardid.add_shards('fl_tmpl', '{24}', in_batches => false, prefix => 'fl_p_');
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 24;
+DELETE FROM shardid.shard_registry WHERE shard = 24;
+DROP SCHEMA IF EXISTS fl_p_0024 CASCADE;
+-- a column before the id column dropped, and the id column's index
+DROP TABLE fl_tmpl.t;
+CREATE TABLE fl_tmpl.t (pad int, id bigint PRIMARY KEY);
+CALL shardid.add_shards('fl_tmpl', '{24}', in_batches => false, prefix => 'fl_p_');
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 24;
+DROP EVENT TRIGGER fl_change;
+DROP FUNCTION public.fl_change();
+DELETE FROM shardid.shard_registry WHERE shard = 24;
+DROP SCHEMA IF EXISTS fl_p_0024 CASCADE;
+DROP SCHEMA fl_tmpl CASCADE;
+
+-- the next_id() columns read in the template are those of the tables it
+-- copies: a partitioned table and its partitions are not copied, and a
+-- column of theirs that no index reads is no shard's
+CREATE SCHEMA fl_tmpl;
+CREATE TABLE fl_tmpl.u (id bigint PRIMARY KEY);
+CREATE TABLE fl_tmpl.ev (ref bigint DEFAULT shardid.next_id(0), at date) PARTITION BY RANGE (at);
+CREATE TABLE fl_tmpl.ev_2026 PARTITION OF fl_tmpl.ev FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+CALL shardid.add_shards('fl_tmpl', '{25}', in_batches => false, prefix => 'fl_p_');
+SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'fl_p_0025'::regnamespace AND c.relkind = 'r';
+-- the same column in a table it copies is refused
+CREATE TABLE fl_tmpl.w (id bigint PRIMARY KEY, ref bigint DEFAULT shardid.next_id(0));
+CALL shardid.add_shards('fl_tmpl', '{26}', in_batches => false, prefix => 'fl_p_');
+SELECT shard, schema_name FROM shardid.shard_registry WHERE shard IN (25, 26) ORDER BY shard;
+DELETE FROM shardid.shard_registry WHERE shard = 25;
+DROP SCHEMA fl_tmpl, fl_p_0025 CASCADE;

@@ -1000,10 +1000,11 @@ COMMENT ON FUNCTION shardid_internal.id_column_fix(oid, smallint) IS
 -- Registration reads the newest id of every id column of the schema: a
 -- column whose DEFAULT (its own or its domain's) calls next_id() and that
 -- cannot be read is refused, with the reason and the statement that fixes
--- it, before the shard is registered.  The schema's tables are found
--- through pg_depend's index (the cost follows the schema, not the
--- database: provisioning registers thousands).
-CREATE FUNCTION shardid_internal.check_id_columns(schema_name name)
+-- it, before the shard is registered.  Here for a list of tables: those of
+-- a schema (check_id_columns()), or the template tables that provisioning
+-- copies (make_local_shards()), whose partitioned tables and partitions it
+-- does not copy.
+CREATE FUNCTION shardid_internal.check_table_id_columns(tables oid[])
 RETURNS void
 AS $$
 DECLARE
@@ -1013,12 +1014,9 @@ BEGIN
     -- every next_id() DEFAULT of the database at each registration)
     FOR r IN
         SELECT c.oid AS tab, a.attnum, a.attname, NULL::text AS reason
-        FROM pg_depend dep
-        JOIN pg_class c ON c.oid = dep.objid AND c.relkind IN ('r', 'p')
+        FROM pg_class c
         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-        WHERE dep.classid = 'pg_class'::regclass AND dep.objsubid = 0
-          AND dep.refclassid = 'pg_namespace'::regclass
-          AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))
+        WHERE c.oid = ANY (tables) AND c.relkind IN ('r', 'p')
           -- (the DEFAULT first, then its dependencies: a join could read
           -- every dependency on next_id() of the database for each column)
           AND (EXISTS (SELECT FROM pg_attrdef d
@@ -1050,6 +1048,25 @@ BEGIN
                   DETAIL = 'Registering a shard reads the newest id of each id column of its schema through a btree index on the column (at any position of its key), so that new ids sort after the stored ones; restores raise the floor the same way.',
                   HINT = 'Run ' || shardid_internal.id_column_fix(r.tab, r.attnum) || ' then register the shard again.';
     END LOOP;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.check_table_id_columns(oid[]) IS
+'private: refuses tables with an id column that the floor step cannot read, naming the reason and the fix';
+
+-- The check of a schema's tables, found through pg_depend's index (the
+-- cost follows the schema, not the database: provisioning registers
+-- thousands); PL/pgSQL keeps its plan for the session.
+CREATE FUNCTION shardid_internal.check_id_columns(schema_name name)
+RETURNS void
+AS $$
+BEGIN
+    PERFORM shardid_internal.check_table_id_columns(
+        ARRAY(SELECT dep.objid FROM pg_depend dep
+              WHERE dep.classid = 'pg_class'::regclass AND dep.objsubid = 0
+                AND dep.refclassid = 'pg_namespace'::regclass
+                AND dep.refobjid = to_regnamespace(quote_ident(check_id_columns.schema_name))));
 END
 $$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp;
@@ -2888,7 +2905,6 @@ DECLARE
     tab_oids oid[];
     tab_names name[];
     tab_identities "char"[];
-    tab_id_attnums smallint[];
     tab_oid oid;
     tab_name name;
     tab_identity "char";
@@ -2962,15 +2978,10 @@ BEGIN
 
     -- The template's tables and their foreign keys, read once for every
     -- shard of the call (a query per shard was planned again for each: a
-    -- millisecond a shard).  A copy's id column is the template's at its
-    -- place among the columns that are not dropped (LIKE copies them in
-    -- order).
+    -- millisecond a shard).
     SELECT array_agg(c.oid ORDER BY c.relname), array_agg(c.relname ORDER BY c.relname),
-           array_agg(a.attidentity ORDER BY c.relname),
-           array_agg((SELECT count(*) FROM pg_attribute b
-                      WHERE b.attrelid = c.oid AND b.attnum > 0 AND NOT b.attisdropped
-                        AND b.attnum <= a.attnum)::smallint ORDER BY c.relname)
-    INTO tab_oids, tab_names, tab_identities, tab_id_attnums
+           array_agg(a.attidentity ORDER BY c.relname)
+    INTO tab_oids, tab_names, tab_identities
     FROM pg_class c
     LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped
     WHERE c.oid = ANY (tmpl_rels) AND c.relkind = 'r' AND NOT c.relispartition;
@@ -3074,10 +3085,16 @@ BEGIN
                 -- the copy's id column read as registration reads it
                 -- (below), and refused the same way where it cannot be (the
                 -- template's was read by check_template(), but an index of
-                -- it may have been dropped since)
+                -- it may have been dropped since).  The column is the one
+                -- that got the DEFAULT, found by its name in the copy: the
+                -- template's columns may have been dropped or renamed since
+                -- they were read, so its place there says nothing.
                 IF sch = ANY (made_schemas) THEN
                     made_table := format('%I.%I', sch, tab_name)::regclass;
-                    IF NOT shardid_internal.id_column_readable(made_table, tab_id_attnums[k]) THEN
+                    IF NOT coalesce(shardid_internal.id_column_readable(made_table,
+                                        (SELECT a.attnum FROM pg_attribute a
+                                         WHERE a.attrelid = made_table AND a.attname = id_column
+                                           AND a.attnum > 0 AND NOT a.attisdropped)), false) THEN
                         PERFORM shardid_internal.check_id_columns(sch);
                     END IF;
                 END IF;
@@ -3099,11 +3116,12 @@ BEGIN
 
         -- A schema made here holds only copies of the template, whose id
         -- columns were read above; other columns with a next_id() DEFAULT
-        -- (its own or its domain's) are the template's, copied with its
-        -- indexes: read in the template once a batch, whose tables the
-        -- copies keep locked.  An adopted schema is read whole.
+        -- (its own or its domain's) are those of the template tables it
+        -- copies (not its partitioned tables or partitions), copied with
+        -- their indexes: read in the template once a batch, whose tables
+        -- the copies keep locked.  An adopted schema is read whole.
         IF sch = ANY (made_schemas) AND NOT tmpl_read THEN
-            PERFORM shardid_internal.check_id_columns(template);
+            PERFORM shardid_internal.check_table_id_columns(tab_oids);
             tmpl_read := true;
         END IF;
         PERFORM shardid_internal.register_schema(s, sch, sch = ANY (made_schemas));

@@ -51,4 +51,30 @@ on "$a" -c "SELECT format('SELECT lo_from_bytea(%s, %L::bytea);', oid, lo_get(oi
 expect "$?" = 0 "the large object copied first: exit status"
 expect "$(on "$b" -c "SELECT convert_from(lo_get(body), 'UTF8') FROM shard_0008.docs WHERE id = 3")" = late \
 	"the large object the moved oid points at on b"
+
+# offline, the same reading in the freeze: a row stored before the checks
+# whose oid became a large object's after them (made under that oid on the
+# --from server while the move ran) ends the move undone as well
+on "$a" >/dev/null <<'SQL' || exit 1
+CREATE SCHEMA shard_0009;
+SELECT shardid.register_shard(9, 'shard_0009');
+CREATE TABLE shard_0009.docs (id bigint PRIMARY KEY, body oid);
+INSERT INTO shard_0009.docs VALUES (1, 4242420);
+SQL
+move_paused "offline, a large object made during the move" freeze "$log" \
+	--shard 9 --from "$(conn "$a")" --to "$(conn "$b")" --yes || exit 1
+on "$a" -c "SELECT lo_from_bytea(4242420, 'late')" >/dev/null || fail "offline: a large object made under a stored oid"
+move_go
+status=$?
+sed 's/^/  | /' "$log"
+expect "$status" = 1 "offline, a large object made during the move: exit status"
+for want in \
+	"shardid-move: error: column body of table shard_0009.docs points at large objects that the --to server lacks (1, oid 4242420): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
+	"shardid-move: error: rows of schema \"shard_0009\" written since the checks point at large objects that the --to server lacks (see above)"; do
+	grep -qxF -- "$want" "$log" || fail "offline, a large object made during the move: wanted \"$want\""
+done
+expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0009'")" = 0 \
+	"offline, a large object made during the move: the copy left on the --to server"
+expect "$(on "$a" -c "INSERT INTO shard_0009.docs VALUES (2, NULL) RETURNING id")" = 2 \
+	"offline, a large object made during the move: shard 9 takes writes on the --from server"
 finish
