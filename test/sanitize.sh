@@ -95,18 +95,20 @@ fi
 ours_files=$(cd src && ls *.c *.h | sed 's/[.]/[.]/g' | paste -sd'|' -)
 ours_re="\\(($ours_files):[0-9]+\\)|shardid[.]so"
 # A report counts when a frame of ours is in its stack, but for the hooks'
-# own frames where they only call PostgreSQL's standard function (every
-# statement passes through them: PostgreSQL's reports of its own, such as
-# shared memory another process wrote, would otherwise be counted)
+# own frames where they only call PostgreSQL's standard function, or the
+# next hook of ours that does (every statement passes through them:
+# PostgreSQL's reports of its own, such as shared memory another process
+# wrote, would otherwise be counted)
 ours_in() {	# ours_in LOG: a report of LOG has a frame of ours that is not a hook's call
 	OURS_RE=$ours_re awk '
-		function flush() { if (n > 0) found = 1; n = 0; prev = "" }
+		function flush() { if (n > 0) found = 1; n = 0; prev = ""; passed = 0 }
 		/^==[0-9]+== *$/ { flush(); next }
 		{
-			if ($0 ~ ENVIRON["OURS_RE"] &&
-				!($0 ~ /(floor_(process_utility|executor_start|executor_end)|citus_(planner|executor_start|executor_run|executor_finish)) / &&
-				  prev ~ /standard_(ProcessUtility|ExecutorStart|ExecutorEnd|ExecutorRun|ExecutorFinish|planner) /))
+			hook = $0 ~ /(floor_(process_utility|executor_start|executor_end)|citus_(planner|utility|executor_start|executor_run|executor_finish)) / &&
+				(passed || prev ~ /standard_(ProcessUtility|ExecutorStart|ExecutorRun|ExecutorFinish|ExecutorEnd|planner) /)
+			if ($0 ~ ENVIRON["OURS_RE"] && !hook)
 				n++
+			passed = hook
 			prev = $0
 		}
 		END { flush(); exit found ? 0 : 1 }' "$1"
