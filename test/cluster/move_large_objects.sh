@@ -14,6 +14,23 @@
 . "$(dirname "$0")/../lib.sh" cluster
 move_servers 700 2 "${LOGICAL[@]}" || exit 1
 marker=$SHARDID_TMP/paused
+# lo_undone LABEL SHARD OID STATUS LOG: the move (exit STATUS, output in LOG)
+# failed in the freeze on the large object OID that b lacks, naming the
+# column, and was undone: no copy on b, the shard taking writes on a
+lo_undone() {
+	local label=$1 shard=$2 oid=$3 status=$4 log=$5 schema
+	schema=shard_$(printf '%04d' "$2")
+	sed 's/^/  | /' "$log"
+	expect "$status" = 1 "$label: exit status"
+	for want in \
+		"shardid-move: error: column body of table $schema.docs points at large objects that the --to server lacks (1, oid $oid): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
+		"shardid-move: error: rows of schema \"$schema\" written since the checks point at large objects that the --to server lacks (see above)"; do
+		grep -qxF -- "$want" "$log" || fail "$label: wanted \"$want\""
+	done
+	expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = '$schema'")" = 0 "$label: the copy left on the --to server"
+	expect "$(on "$a" -c "SELECT shardid.shard_schema($shard)")" = "$schema" "$label: shard $shard registered on the --from server"
+	expect "$(on "$a" -c "INSERT INTO $schema.docs VALUES (100, NULL) RETURNING id")" = 100 "$label: shard $shard takes writes on the --from server"
+}
 for p in $a $b; do
 	on "$p" -c "CREATE EXTENSION shardid" >/dev/null || exit 1
 done
@@ -29,20 +46,7 @@ move_paused "a large object made during the move" hashed "$log" \
 body=$(on "$a" -c "INSERT INTO shard_0008.docs VALUES (3, lo_from_bytea(0, 'late')) RETURNING body") ||
 	fail "a row pointing at a new large object"
 move_go
-status=$?
-sed 's/^/  | /' "$log"
-expect "$status" = 1 "a large object made during the move: exit status"
-for want in \
-	"shardid-move: error: column body of table shard_0008.docs points at large objects that the --to server lacks (1, oid $body): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
-	"shardid-move: error: rows of schema \"shard_0008\" written since the checks point at large objects that the --to server lacks (see above)"; do
-	grep -qxF -- "$want" "$log" || fail "a large object made during the move: wanted \"$want\""
-done
-expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0008'")" = 0 \
-	"a large object made during the move: the copy left on the --to server"
-expect "$(on "$a" -c "SELECT shardid.shard_schema(8)")" = shard_0008 \
-	"a large object made during the move: shard 8 registered on the --from server"
-expect "$(on "$a" -c "INSERT INTO shard_0008.docs VALUES (4, NULL) RETURNING id")" = 4 \
-	"a large object made during the move: shard 8 takes writes on the --from server"
+lo_undone "a large object made during the move" 8 "$body" "$?" "$log"
 
 # the large object copied to b under the same oid: the move runs
 on "$a" -c "SELECT format('SELECT lo_from_bytea(%s, %L::bytea);', oid, lo_get(oid)) FROM pg_largeobject_metadata" |
@@ -65,16 +69,5 @@ move_paused "offline, a large object made during the move" freeze "$log" \
 	--shard 9 --from "$(conn "$a")" --to "$(conn "$b")" --yes || exit 1
 on "$a" -c "SELECT lo_from_bytea(4242420, 'late')" >/dev/null || fail "offline: a large object made under a stored oid"
 move_go
-status=$?
-sed 's/^/  | /' "$log"
-expect "$status" = 1 "offline, a large object made during the move: exit status"
-for want in \
-	"shardid-move: error: column body of table shard_0009.docs points at large objects that the --to server lacks (1, oid 4242420): a move carries no large object (pg_dump --schema leaves them out), and the copied oids would point at nothing" \
-	"shardid-move: error: rows of schema \"shard_0009\" written since the checks point at large objects that the --to server lacks (see above)"; do
-	grep -qxF -- "$want" "$log" || fail "offline, a large object made during the move: wanted \"$want\""
-done
-expect "$(on "$b" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0009'")" = 0 \
-	"offline, a large object made during the move: the copy left on the --to server"
-expect "$(on "$a" -c "INSERT INTO shard_0009.docs VALUES (2, NULL) RETURNING id")" = 2 \
-	"offline, a large object made during the move: shard 9 takes writes on the --from server"
+lo_undone "offline, a large object made during the move" 9 4242420 "$?" "$log"
 finish
