@@ -164,14 +164,15 @@ SELECT ins(:s);" >"$work/ins.sql"
 } >"$work/results.md"
 row() { echo "| $1 | $2 | $3 | $4 | $(ratio "$3" "$4") |" | tee -a "$work/results.md"; }
 
+# each layout's provisioning starts from a checkpoint, with the machine's
+# dirty pages written: neither pays for the other's writes (the second used
+# to flush the first's, and the figures swung by half)
+settle() { sql -d postgres -c CHECKPOINT && sync; }
+
 have=0
 for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
 	[ "$n" -gt "$have" ] || continue
 	echo "--- $n shards"
-	# each layout starts from a checkpoint, with the machine's dirty pages
-	# written: neither pays for the other's writes (the second used to
-	# flush the first's, and the figures swung by half)
-	settle() { sql -d postgres -c CHECKPOINT && sync; }
 	settle
 	p_id=$(secs shardid_db "CALL shardid.add_shards('app_template', first_shard => $have, last_shard => $((n - 1)))")
 	settle
