@@ -4494,14 +4494,10 @@ COMMENT ON FUNCTION shardid_internal.check_id_columns(name) IS
 'private: refuses a schema with an id column that the floor step cannot read, naming the reason and the fix';
 
 -- 1.4: provisioning reads the template's id columns before it makes
--- anything, and registers a schema it made without the search of the
--- schema's dependencies (register_schema()).
--- Registration, with the check of the schema's id columns unless the
--- caller read them already: provisioning, for a schema it made, reads
--- each copy's id column and the template's own next_id() columns once a
--- batch (make_local_shards()), which costs less than the search through
--- the schema's dependencies, about a millisecond a shard.
-CREATE FUNCTION shardid_internal.register_schema(shard integer, schema_name name, id_columns_read boolean)
+-- anything, and registers the schemas it made in one statement, without
+-- the search of each schema's dependencies; a call's own checks read no
+-- more as the shards grow.
+CREATE OR REPLACE FUNCTION register_shard(shard integer, schema_name name)
 RETURNS void
 AS $$
 DECLARE
@@ -4519,7 +4515,7 @@ BEGIN
             USING ERRCODE = 'invalid_schema_name';
     END IF;
 
-    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
+    SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
     IF registered = schema_name THEN
         RETURN;
     END IF;
@@ -4530,31 +4526,16 @@ BEGIN
                                 registered, shard, shard);
     END IF;
     SELECT r.shard INTO other FROM shardid.shard_registry r
-    WHERE r.schema_name = register_schema.schema_name AND r.shard <> register_schema.shard;
+    WHERE r.schema_name = register_shard.schema_name AND r.shard <> register_shard.shard;
     IF other IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" is already registered to shard %', schema_name, other
             USING ERRCODE = 'unique_violation',
                   DETAIL = 'A schema holds one logical shard.';
     END IF;
-    IF NOT id_columns_read THEN
-        PERFORM shardid_internal.check_id_columns(schema_name);
-    END IF;
+    PERFORM shardid_internal.check_id_columns(schema_name);
     -- a registration whose schema was dropped gives way
-    DELETE FROM shardid.shard_registry r WHERE r.shard = register_schema.shard;
+    DELETE FROM shardid.shard_registry r WHERE r.shard = register_shard.shard;
     INSERT INTO shardid.shard_registry (shard, schema_name) VALUES (shard, schema_name);
-END
-$$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp;
-
-COMMENT ON FUNCTION shardid_internal.register_schema(integer, name, boolean) IS
-'private: register_shard(), whose check of the schema''s id columns provisioning leaves out for a schema it made and read (id_columns_read)';
-
-
-CREATE OR REPLACE FUNCTION register_shard(shard integer, schema_name name)
-RETURNS void
-AS $$
-BEGIN
-    PERFORM shardid_internal.register_schema(shard, schema_name, false);
 END
 $$ LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -4717,10 +4698,12 @@ DECLARE
     id_drift record;
     foreign_object record;
     made_schemas name[] := '{}';
+    made_shards integer[] := '{}';
+    made_tables regclass[] := '{}';
+    known integer[];
     tmpl oid;
     tmpl_rels oid[];
     made_rels oid[];
-    made_table regclass;
     tmpl_read boolean := false;
     k integer;
     tab_oids oid[];
@@ -4754,6 +4737,16 @@ BEGIN
     -- made once
     PERFORM shardid_internal.check_shards(shards);
     shards := ARRAY(SELECT u.s FROM unnest(shards) WITH ORDINALITY u(s, i) GROUP BY u.s ORDER BY min(u.i));
+    -- the shards whose schema exists or that the registry names, in one
+    -- query: only they can fail the checks of an existing schema and of
+    -- the registry below (asked shard by shard, they cost a fifth of a
+    -- millisecond a shard)
+    known := ARRAY(SELECT u.s FROM unnest(shards) u(s)
+                   WHERE EXISTS (SELECT FROM pg_namespace nsp
+                                 WHERE nsp.nspname = prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0'))
+                      OR EXISTS (SELECT FROM shardid.shard_registry r
+                                 WHERE r.shard = u.s
+                                    OR r.schema_name = prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0')));
     FOREACH s IN ARRAY shards LOOP
         IF octet_length(prefix) + greatest(digits, length(s::text)) > 63 THEN
             RAISE EXCEPTION 'schema names of prefix "%" would be longer than 63 bytes', prefix
@@ -4767,6 +4760,7 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Keep the template in a schema of its own, named as no shard is (app_template, say), or pass another prefix.';
         END IF;
+        CONTINUE WHEN NOT s = ANY (known);
         PERFORM shardid_internal.check_shard_schema(sch, s);
         SELECT r.schema_name INTO registered FROM shardid.shard_registry r WHERE r.shard = s;
         IF registered IS DISTINCT FROM sch AND to_regnamespace(quote_ident(registered)) IS NOT NULL THEN
@@ -4903,21 +4897,9 @@ BEGIN
                     EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s)',
                                    sch, tab_name, id_column, s);
                 END IF;
-                -- the copy's id column read as registration reads it
-                -- (below), and refused the same way where it cannot be (the
-                -- template's was read by check_template(), but an index of
-                -- it may have been dropped since).  The column is the one
-                -- that got the DEFAULT, found by its name in the copy: the
-                -- template's columns may have been dropped or renamed since
-                -- they were read, so its place there says nothing.
+                -- a copy in a schema made here: its id column is read below
                 IF sch = ANY (made_schemas) THEN
-                    made_table := format('%I.%I', sch, tab_name)::regclass;
-                    IF NOT coalesce(shardid_internal.id_column_readable(made_table,
-                                        (SELECT a.attnum FROM pg_attribute a
-                                         WHERE a.attrelid = made_table AND a.attname = id_column
-                                           AND a.attnum > 0 AND NOT a.attisdropped)), false) THEN
-                        PERFORM shardid_internal.check_id_columns(sch);
-                    END IF;
+                    made_tables := made_tables || format('%I.%I', sch, tab_name)::regclass;
                 END IF;
                 action := 'created';
             ELSE
@@ -4935,29 +4917,74 @@ BEGIN
                                    'REFERENCES ' || quote_ident(sch) || '.'));
         END LOOP;
 
-        -- A schema made here holds only copies of the template, whose id
-        -- columns were read above; other columns with a next_id() DEFAULT
-        -- (its own or its domain's) are those of the template tables it
-        -- copies (not its partitioned tables or partitions), copied with
-        -- their indexes: read in the template once a batch, whose tables
-        -- the copies keep locked.  An adopted schema is read whole.
-        IF sch = ANY (made_schemas) AND NOT tmpl_read THEN
-            PERFORM shardid_internal.check_table_id_columns(tab_oids);
-            tmpl_read := true;
+        IF sch = ANY (made_schemas) THEN
+            -- A schema made here holds only copies of the template, whose
+            -- id columns were read above; other columns with a next_id()
+            -- DEFAULT (its own or its domain's) are those of the template
+            -- tables it copies (not its partitioned tables or partitions),
+            -- copied with their indexes: read in the template once a
+            -- batch, whose tables the copies keep locked.  It is
+            -- registered with the others below.
+            IF NOT tmpl_read THEN
+                PERFORM shardid_internal.check_table_id_columns(tab_oids);
+                tmpl_read := true;
+            END IF;
+            made_shards := made_shards || s;
+            CONTINUE;
         END IF;
-        PERFORM shardid_internal.register_schema(s, sch, sch = ANY (made_schemas));
 
-        -- an existing schema adopted: another role's objects in it, which
-        -- doctor() reports, said now
-        IF NOT sch = ANY (made_schemas) THEN
-            FOR foreign_object IN SELECT * FROM shardid_internal.shard_foreign_objects(ARRAY[sch]) LOOP
-                RAISE WARNING 'schema % of shard % holds %, which belongs to role %', quote_ident(sch), s,
-                              foreign_object.object, quote_ident(foreign_object.owner::text)
-                    USING DETAIL = foreign_object.detail,
-                          HINT = foreign_object.fix;
-            END LOOP;
-        END IF;
+        -- an existing schema adopted: read whole, registered, and another
+        -- role's objects in it, which doctor() reports, said now
+        PERFORM shardid.register_shard(s, sch);
+        FOR foreign_object IN SELECT * FROM shardid_internal.shard_foreign_objects(ARRAY[sch]) LOOP
+            RAISE WARNING 'schema % of shard % holds %, which belongs to role %', quote_ident(sch), s,
+                          foreign_object.object, quote_ident(foreign_object.owner::text)
+                USING DETAIL = foreign_object.detail,
+                      HINT = foreign_object.fix;
+        END LOOP;
     END LOOP;
+
+    -- Each copy's id column, in a schema made here, read as registration
+    -- reads it and refused the same way where it cannot be (the
+    -- template's was read by check_template(), but an index of it may have
+    -- been dropped since), in one query for the batch.  The column is the
+    -- one that got the DEFAULT, found by its name in the copy: the
+    -- template's columns may have been dropped or renamed since they were
+    -- read, so its place there says nothing.
+    SELECT nsp.nspname INTO sch
+    FROM unnest(made_tables) WITH ORDINALITY t(tab, i)
+    JOIN pg_class c ON c.oid = t.tab
+    JOIN pg_namespace nsp ON nsp.oid = c.relnamespace
+    WHERE NOT coalesce(shardid_internal.id_column_readable(t.tab,
+                           (SELECT a.attnum FROM pg_attribute a
+                            WHERE a.attrelid = t.tab AND a.attname = id_column
+                              AND a.attnum > 0 AND NOT a.attisdropped)), false)
+    ORDER BY t.i LIMIT 1;
+    IF FOUND THEN
+        PERFORM shardid_internal.check_id_columns(sch);
+    END IF;
+
+    -- The schemas made here, registered in one statement (a call of
+    -- register_shard() each cost a third of a millisecond a shard): what
+    -- it checks was checked for every shard above, before anything was
+    -- made, and its search of each schema for unreadable id columns was
+    -- the reading of the copies and the template above.  A registration
+    -- whose schema was dropped gives way; one whose schema exists is kept
+    -- (refused above, it can only be another session's since), and the
+    -- INSERT then fails on the registry's keys.  A shard registered to
+    -- the very schema made again keeps its row, as register_shard() does.
+    IF cardinality(made_shards) > 0 THEN
+        DELETE FROM shardid.shard_registry r
+        WHERE r.shard = ANY (made_shards)
+          AND to_regnamespace(quote_ident(r.schema_name)) IS NULL;
+        INSERT INTO shardid.shard_registry (shard, schema_name)
+        SELECT u.s, (prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0'))::name
+        FROM unnest(made_shards) WITH ORDINALITY u(s, i)
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry r
+                          WHERE r.shard = u.s
+                            AND r.schema_name = prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0'))
+        ORDER BY u.i;
+    END IF;
 END
 $$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
@@ -4965,6 +4992,228 @@ SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION shardid_internal.make_local_shards(name, integer[], text, integer, name, boolean) IS
 'private: create and register a schema per shard with every table of the template and the id DEFAULT naming that shard (next_id(shard) where strict mode holds, else next_id(shard, nextval(...)) with a CACHE 1 sequence per table; use_sequence chooses), never distributed by Citus; existing tables are skipped';
+
+
+CREATE OR REPLACE FUNCTION shardid_internal.warn_claimed_elsewhere(shards integer[])
+RETURNS void
+AS $$
+DECLARE
+    r record;
+    outside oid[];
+BEGIN
+    outside := ARRAY(SELECT n.oid FROM pg_namespace n
+                     WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.schema_name = n.nspname)
+                       AND n.nspname !~ '^pg_' AND n.nspname <> 'information_schema');
+    FOR r IN
+        SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+               pg_get_userbyid(c.relowner) AS owner, dc.shard,
+               (SELECT g.schema_name FROM shardid.shard_registry g WHERE g.shard = dc.shard) AS registered
+        FROM pg_depend d
+        JOIN pg_class c ON c.oid = d.objid AND c.relkind IN ('r', 'p')
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_attrdef ad ON ad.adrelid = c.oid
+        JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+        CROSS JOIN LATERAL shardid_internal.default_call(ad.adbin, 'shardid.next_id(integer,bigint)'::regprocedure,
+                                                'shardid.next_id(integer)'::regprocedure) dc
+        WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = ANY (outside)
+          AND d.refobjsubid = 0 AND d.classid = 'pg_class'::regclass
+          -- a DEFAULT that calls next_id(), asked of each DEFAULT found
+          -- (a join to next_id()'s dependents would read them all)
+          AND (SELECT true FROM pg_depend dep
+               WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = ad.oid
+                 AND dep.refclassid = 'pg_proc'::regclass
+                 AND dep.refobjid IN ('shardid.next_id(integer,bigint)'::regprocedure,
+                                      'shardid.next_id(integer)'::regprocedure)
+               LIMIT 1)
+          AND dc.shard = ANY (shards)
+        ORDER BY 1, 2, 3 LOOP
+        RAISE WARNING 'shard % is registered to schema "%", but the DEFAULT of %.%.% makes its ids too',
+                      r.shard, r.registered, quote_ident(r.schema_name), quote_ident(r.table_name), quote_ident(r.column_name)
+            USING DETAIL = format('The DEFAULT makes ids of shard %s, which is registered to schema %I: its ids can collide with that shard''s and routing sends them there.',
+                                  r.shard, r.registered),
+                  HINT = format('Ask the owner of %I.%I (%s) to change the DEFAULT to a shard of its own.',
+                                r.schema_name, r.table_name, r.owner);
+    END LOOP;
+END
+$$ LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION shardid_internal.warn_claimed_elsewhere(integer[]) IS
+'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
+
+
+CREATE OR REPLACE PROCEDURE add_shards(template name,
+                            shards integer[] DEFAULT NULL,
+                            first_shard integer DEFAULT NULL,
+                            last_shard integer DEFAULT NULL,
+                            distribute boolean DEFAULT NULL,
+                            in_batches boolean DEFAULT true,
+                            prefix text DEFAULT 'shard_',
+                            digits integer DEFAULT 4,
+                            id_column name DEFAULT 'id',
+                            use_sequence boolean DEFAULT NULL,
+                            INOUT tables_created integer DEFAULT NULL,
+                            INOUT tables_existing integer DEFAULT NULL)
+AS $$
+DECLARE
+    r record;
+    batch integer;
+    part integer[];
+    i integer := 1;
+    made integer;
+    found_existing integer;
+    failed_detail text;
+    failed_hint text;
+    new_shards integer[];
+    tmpl_rels oid[];
+BEGIN
+    IF template IS NULL OR prefix IS NULL OR digits IS NULL OR id_column IS NULL
+       OR in_batches IS NULL THEN
+        RAISE EXCEPTION 'arguments of shardid.add_shards() must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = pg_catalog.format('NULL was passed for %s.',
+                               pg_catalog.concat_ws(', ', CASE WHEN template IS NULL THEN 'template' END,
+                                                    CASE WHEN prefix IS NULL THEN 'prefix' END,
+                                                    CASE WHEN digits IS NULL THEN 'digits' END,
+                                                    CASE WHEN id_column IS NULL THEN 'id_column' END,
+                                                    CASE WHEN in_batches IS NULL THEN 'in_batches' END)),
+                  HINT = 'Name the template schema, and leave out what takes its default: prefix => ''shard_'', digits => 4, id_column => ''id'', in_batches => true.';
+    END IF;
+    -- a list, or a range (CALL takes no subquery to build an array)
+    IF shards IS NOT NULL AND (first_shard IS NOT NULL OR last_shard IS NOT NULL) THEN
+        RAISE EXCEPTION 'shardid.add_shards() takes shards or first_shard and last_shard, not both'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A list: CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}''); a range: CALL shardid.add_shards(''app_template'', first_shard => 0, last_shard => 1999);';
+    END IF;
+    IF shards IS NULL THEN
+        IF first_shard IS NULL OR last_shard IS NULL THEN
+            RAISE EXCEPTION 'shardid.add_shards() needs shards, or first_shard and last_shard'
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'A list: CALL shardid.add_shards(''app_template'', ''{0, 3, 6, 9}''); a range: CALL shardid.add_shards(''app_template'', first_shard => 0, last_shard => 1999);';
+        END IF;
+        IF first_shard OPERATOR(pg_catalog.>) last_shard THEN
+            RAISE EXCEPTION 'first shard % is after last shard %', first_shard, last_shard
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = pg_catalog.format('A range runs upwards, both ends included: first_shard => %s, last_shard => %s.',
+                                               last_shard, first_shard);
+        END IF;
+        -- both ends checked before the list is built (a range to 2^31
+        -- would be a list of 2^31 shards)
+        PERFORM shardid_internal.check_shards(ARRAY[first_shard, last_shard]);
+        shards := ARRAY(SELECT pg_catalog.generate_series(first_shard, last_shard));
+    END IF;
+    -- a NULL or a shard out of range is refused before anything is made
+    PERFORM shardid_internal.check_shards(shards);
+    -- distribute => true is refused before anything is made where it
+    -- would not distribute
+    IF distribute THEN
+        PERFORM shardid_internal.shards_distributed(true);
+    END IF;
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered)
+    new_shards := ARRAY(SELECT u.s FROM pg_catalog.unnest(shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g
+                                          WHERE g.shard OPERATOR(pg_catalog.=) u.s));
+    -- in the caller's transaction: errors as they come, nothing committed
+    IF NOT in_batches THEN
+        SELECT pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.<>) 'exists')::pg_catalog.int4,
+               pg_catalog.count(*) FILTER (WHERE c.action OPERATOR(pg_catalog.=) 'exists')::pg_catalog.int4
+        INTO tables_created, tables_existing
+        FROM shardid_internal.make_shards(template, shards, distribute, prefix, digits, id_column, use_sequence) c;
+        PERFORM shardid_internal.warn_sequence_free(use_sequence);
+        IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+            PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+        END IF;
+        RETURN;
+    END IF;
+    -- the template, the names and the right to register, checked before
+    -- anything is made (each batch checks them again)
+    tmpl_rels := shardid_internal.check_template(template, prefix, digits, id_column);
+    IF pg_catalog.octet_length(prefix) OPERATOR(pg_catalog.+)
+       GREATEST(digits, pg_catalog.length((SELECT pg_catalog.max(u.s) FROM pg_catalog.unnest(shards) u(s))::pg_catalog.text))
+       OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'schema names of prefix "%" would be longer than 63 bytes', prefix
+            USING ERRCODE = 'name_too_long',
+                  DETAIL = pg_catalog.format('The prefix takes %s bytes, and PostgreSQL cuts longer names to 63 bytes.', pg_catalog.octet_length(prefix)),
+                  HINT = 'Pass a shorter prefix: 59 bytes at most, with 4 digits.';
+    END IF;
+    PERFORM shardid_internal.check_registry_writer('register');
+    -- Batches commit, which a procedure cannot where it was called inside
+    -- a transaction block (BEGIN, a migration tool's transaction) or from
+    -- a function: refused here, with what to do, before anything is made
+    -- (its first COMMIT would fail with "invalid transaction termination").
+    IF NOT shardid_internal.can_commit() THEN
+        RAISE EXCEPTION 'shardid.add_shards() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after each batch of shards, and a procedure called inside a transaction block (BEGIN, a migration tool''s transaction) or from a function cannot commit.',
+                  HINT = 'CALL it on its own, outside a transaction block; or, to make every shard in this transaction (a migration''s), CALL shardid.add_shards(..., in_batches => false), which takes about 4 locks per table of each shard (README, Sizing the lock table).';
+    END IF;
+    -- the id form is chosen (and said) once for every shard of the call
+    IF use_sequence IS NULL THEN
+        use_sequence := shardid_internal.default_uses_sequence();
+    END IF;
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
+    tables_created := 0;
+    tables_existing := 0;
+    -- Shards are made a batch per transaction: a new schema makes the
+    -- session plan every statement again (PostgreSQL resets its plan cache
+    -- at a change of pg_namespace), once per batch instead of once per
+    -- shard.  A batch holds the locks of its new relations until it
+    -- commits, about six per table of the template (the table, its
+    -- indexes, its TOAST table and index) and one per schema: batches stay
+    -- within max_locks_per_transaction, and 64 shards at most.
+    batch := pg_catalog.current_setting('max_locks_per_transaction')::pg_catalog.int4
+             OPERATOR(pg_catalog./)
+             (1 OPERATOR(pg_catalog.+) 6 OPERATOR(pg_catalog.*)
+              GREATEST(1, (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_class c
+                           WHERE c.oid OPERATOR(pg_catalog.=) ANY (tmpl_rels)
+                             AND c.relkind OPERATOR(pg_catalog.=) 'r')));
+    batch := LEAST(GREATEST(batch, 1), 64);
+    WHILE i OPERATOR(pg_catalog.<=) pg_catalog.cardinality(shards) LOOP
+        part := shards[i : i OPERATOR(pg_catalog.+) batch OPERATOR(pg_catalog.-) 1];
+        made := 0;
+        found_existing := 0;
+        BEGIN
+            FOR r IN SELECT c.action FROM shardid_internal.make_shards(template, part, distribute, prefix, digits,
+                                                              id_column, use_sequence) c LOOP
+                IF r.action OPERATOR(pg_catalog.=) 'exists' THEN
+                    found_existing := found_existing OPERATOR(pg_catalog.+) 1;
+                ELSE
+                    made := made OPERATOR(pg_catalog.+) 1;
+                END IF;
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            IF batch OPERATOR(pg_catalog.>) 1 THEN
+                -- the batch is undone: the rest goes a shard at a time, so
+                -- that a failure names its shard
+                batch := 1;
+                CONTINUE;
+            END IF;
+            -- a failure names its shard, keeps what its error said, and
+            -- says that the same CALL resumes
+            GET STACKED DIAGNOSTICS failed_detail = PG_EXCEPTION_DETAIL, failed_hint = PG_EXCEPTION_HINT;
+            RAISE EXCEPTION 'provisioning shard % failed: %', part[1], SQLERRM
+                USING ERRCODE = SQLSTATE,
+                      DETAIL = pg_catalog.concat_ws(' ', NULLIF(failed_detail, ''),
+                                   pg_catalog.format('The shards before it in the list are made and committed (%s tables made, %s found existing by this call); shard %s and those after it are not.',
+                                                     tables_created, tables_existing, part[1])),
+                      HINT = pg_catalog.concat_ws(' ', NULLIF(failed_hint, ''),
+                                 CASE WHEN failed_hint OPERATOR(pg_catalog.=) '' THEN 'Fix the cause (for "out of shared memory", raise max_locks_per_transaction: README, Logical shards), then run the same CALL again: it resumes, keeping what exists.'
+                                      ELSE 'Then run the same CALL again: it resumes, keeping what exists.' END);
+        END;
+        COMMIT;
+        tables_created := tables_created OPERATOR(pg_catalog.+) made;
+        tables_existing := tables_existing OPERATOR(pg_catalog.+) found_existing;
+        i := i OPERATOR(pg_catalog.+) pg_catalog.cardinality(part);
+    END LOOP;
+    IF pg_catalog.cardinality(new_shards) OPERATOR(pg_catalog.>) 0 THEN
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+    END IF;
+END
+$$ LANGUAGE plpgsql;
+
+COMMENT ON PROCEDURE add_shards(name, integer[], integer, integer, boolean, boolean, text, integer, name, boolean, integer, integer) IS
+'create and register a schema per shard (a list: shards; a range: first_shard, last_shard) with every table of the template and ids naming that shard, a Citus tenant schema where schema-based sharding is on (distribute => false: never; true: refused where it is not); commits after each batch of shards (as many as max_locks_per_transaction allows, 64 at most; a failure names its shard, the same CALL resumes), outside a transaction block; in_batches => false: in the caller''s transaction';
 
 
 -- Default privileges (ALTER DEFAULT PRIVILEGES) of the role running this

@@ -205,6 +205,27 @@ SELECT shardid.register_shard(77, 'hand_made_renamed');
 SELECT shardid.shard_schema(77);
 SELECT shardid.unregister_shard(77), shardid.unregister_shard(77);
 DROP SCHEMA hand_made_renamed CASCADE;
+-- so it does in provisioning, which registers the schemas a call made in
+-- one statement: a shard registered to a dropped schema of another name
+-- takes the schema made; one registered to the very name, dropped and
+-- made again, keeps its row
+CREATE SCHEMA gone_elsewhere;
+SELECT shardid.register_shard(96, 'gone_elsewhere');
+CALL shardid.add_shards('app_template', '{97}', use_sequence => true);
+CREATE TEMP TABLE reg97 AS SELECT * FROM shardid.shard_registry WHERE shard = 97;
+DROP SCHEMA gone_elsewhere, shard_0097 CASCADE;
+CALL shardid.add_shards('app_template', '{96, 97, 98}', use_sequence => true);
+SELECT r.shard, r.schema_name, r.registered_at = k.registered_at AS row_kept,
+       (SELECT count(*) FROM pg_tables t WHERE t.schemaname = r.schema_name) AS tables
+FROM shardid.shard_registry r LEFT JOIN reg97 k USING (shard)
+WHERE r.shard IN (96, 97, 98) ORDER BY r.shard;
+-- a registration whose schema exists is refused before anything is made
+CREATE SCHEMA held_elsewhere;
+SELECT shardid.register_shard(99, 'held_elsewhere');
+CALL shardid.add_shards('app_template', '{99}', use_sequence => true);
+SELECT to_regnamespace('shard_0099') IS NULL AS nothing_made;
+SELECT shardid.unregister_shard(s) FROM generate_series(96, 99) s;
+DROP SCHEMA shard_0096, shard_0097, shard_0098, held_elsewhere CASCADE;
 INSERT INTO shardid.shard_registry VALUES (8192, 'x', '2026-01-01 00:00:00+00', 'someone');
 
 -- sequence names: <table>_<column>_seq cut to 63 bytes on a character
