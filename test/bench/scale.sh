@@ -16,7 +16,14 @@
 #   bigserial  the same tables made by a procedure of the same shape,
 #              committing after each shard, id bigserial.
 # and, side by side, with ratios shardid / bigserial:
-#   provision  seconds to make every shard;
+#   provision  seconds to make every shard, in turns of CHUNK shards of
+#              each layout (the order swapped at every turn, each turn from
+#              a checkpoint with the machine's dirty pages written), so
+#              that both share what else the machine does meanwhile; the
+#              seconds of CPU the backend spent on it (Linux's /proc: what
+#              waits for the disk or for another job leaves out); the
+#              turns each layout was the faster in, and the median turn's
+#              ratio;
 #   first id   a fresh connection's first INSERT into one shard, and its
 #              first id alone (a SELECT of table 1's DEFAULT: next_id(...)
 #              beside nextval()), ms, each the median of FRESH connections;
@@ -36,7 +43,7 @@
 # pg_dump of the largest count can lock every relation (the README says
 # how to size it).
 #
-#   SHARDS="500 2000 8192" TABLES=5 CLIENTS=8 PGBENCH_SECONDS=10 FRESH=5 DUMP=1 test/bench/scale.sh
+#   SHARDS="500 2000 8192" TABLES=5 CHUNK=512 CLIENTS=8 PGBENCH_SECONDS=10 FRESH=5 DUMP=1 test/bench/scale.sh
 # A quick run that proves the script (figures of no value):
 #   SHARDS=20 PGBENCH_SECONDS=1 FRESH=2 OUT=/tmp test/bench/scale.sh
 cd "$(dirname "$0")/../.." || exit 1
@@ -44,6 +51,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 SHARDS=${SHARDS:-500 2000}
 TABLES=${TABLES:-5}
+CHUNK=${CHUNK:-512}
 CLIENTS=${CLIENTS:-8}
 PGBENCH_SECONDS=${PGBENCH_SECONDS:-10}
 FRESH=${FRESH:-5}
@@ -76,6 +84,29 @@ secs() {	# secs DB SQL: wall seconds of one statement ("failed" on an error)
 	}
 	t1=$(date +%s.%N)
 	echo "$t1 - $t0" | bc -l | xargs printf '%.2f'
+}
+# wall_cpu DB SQL: "WALL CPU", the seconds one statement took and the
+# seconds of CPU its backend spent meanwhile (user and system, from
+# /proc: "-" without it), "failed failed" on an error
+tick=$(getconf CLK_TCK)
+wall_cpu() {
+	local out
+	out=$(sql -d "$1" 2>"$work/err" <<SQL
+SELECT pg_backend_pid() AS pid \gset
+\setenv SCALE_PID :pid
+\! awk '{print \$14 + \$15}' /proc/\$SCALE_PID/stat 2>/dev/null || echo -
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+$2;
+SELECT extract(epoch FROM clock_timestamp()) - :t0;
+\! awk '{print \$14 + \$15}' /proc/\$SCALE_PID/stat 2>/dev/null || echo -
+SQL
+	) || {
+		echo "scale.sh: failed in $1: $2: $(head -3 "$work/err")" >&2
+		echo failed failed
+		return
+	}
+	echo "$out" | awk -v tick="$tick" 'NR == 1 {c0 = $1} {w = p; p = $1} END {
+		printf "%.2f %s\n", w, (c0 == "-" || p == "-") ? "-" : sprintf("%.2f", (p - c0) / tick)}'
 }
 median() { echo "$1" | tr ' ' '\n' | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1} END {print NR ? a[int((NR+1)/2)] : "-"}'; }
 ratio() {	# ratio A B: A / B, two significant digits below 0.1 (0.0024x)
@@ -156,28 +187,71 @@ SELECT ins(:s);" >"$work/ins.sql"
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB;" \
 		"$("$PG_BIN/postgres" --version), assertions $(sql -d postgres -c "SHOW debug_assertions");" \
 		"\`make bench-scale\` (test/bench/scale.sh:" \
-		"TABLES=$TABLES CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH DUMP=$DUMP;" \
+		"TABLES=$TABLES CHUNK=$CHUNK CLIENTS=$CLIENTS PGBENCH_SECONDS=$PGBENCH_SECONDS FRESH=$FRESH DUMP=$DUMP;" \
 		"max_locks_per_transaction = $locks). A benchmark on a shared machine: read the ratios."
 	echo
 	echo "| shards | what | shardid | bigserial | ratio |"
 	echo "| ---: | --- | ---: | ---: | ---: |"
 } >"$work/results.md"
-row() { echo "| $1 | $2 | $3 | $4 | $(ratio "$3" "$4") |" | tee -a "$work/results.md"; }
+row() {	# row SHARDS WHAT SHARDID BIGSERIAL [RATIO]: the ratio of the two figures unless given
+	echo "| $1 | $2 | $3 | $4 | ${5:-$(ratio "$3" "$4")} |" | tee -a "$work/results.md"
+}
 
-# each layout's provisioning starts from a checkpoint, with the machine's
-# dirty pages written: neither pays for the other's writes (the second used
-# to flush the first's, and the figures swung by half)
+# each turn of provisioning starts from a checkpoint, with the machine's
+# dirty pages written: neither layout pays for the other's writes (the
+# second used to flush the first's, and the figures swung by half)
 settle() { sql -d postgres -c CHECKPOINT && sync; }
+add() { echo "$1 + $2" | bc -l | xargs printf '%.2f'; }
 
 have=0
+turn=0
 for n in $(echo "$SHARDS" | tr ' ' '\n' | sort -n); do
 	[ "$n" -gt "$have" ] || continue
 	echo "--- $n shards"
-	settle
-	p_id=$(secs shardid_db "CALL shardid.add_shards('app_template', first_shard => $have, last_shard => $((n - 1)))")
-	settle
-	p_big=$(secs bigserial_db "CALL make_shards($have, $((n - 1)))")
-	row "$n" "provision (s; the shards added since the last row: $((n - have)))" "$p_id" "$p_big"
+	# in turns of CHUNK shards of each layout, the first of each turn
+	# alternating: a machine whose speed drifts (other jobs, its disk's
+	# writeback) slows both alike
+	p_id=0
+	p_big=0
+	c_id=0
+	c_big=0
+	faster=0
+	ratios=""
+	for first in $(seq "$have" "$CHUNK" $((n - 1))); do
+		last=$((first + CHUNK - 1))
+		[ "$last" -lt "$n" ] || last=$((n - 1))
+		turn=$((turn + 1))
+		for layout in $([ $((turn % 2)) = 1 ] && echo "shardid bigserial" || echo "bigserial shardid"); do
+			settle
+			if [ "$layout" = shardid ]; then
+				read -r t_id u_id <<<"$(wall_cpu shardid_db "CALL shardid.add_shards('app_template', first_shard => $first, last_shard => $last)")"
+			else
+				read -r t_big u_big <<<"$(wall_cpu bigserial_db "CALL make_shards($first, $last)")"
+			fi
+		done
+		echo "shards $first-$last: shardid $t_id s (CPU $u_id s), bigserial $t_big s (CPU $u_big s)"
+		if [ "$t_id" = failed ] || [ "$t_big" = failed ]; then
+			p_id=failed
+			p_big=failed
+			break
+		fi
+		p_id=$(add "$p_id" "$t_id")
+		p_big=$(add "$p_big" "$t_big")
+		if [ "$u_id" = - ] || [ "$u_big" = - ] || [ "$c_id" = - ]; then
+			c_id=-
+			c_big=-
+		else
+			c_id=$(add "$c_id" "$u_id")
+			c_big=$(add "$c_big" "$u_big")
+		fi
+		[ "$(echo "$t_id < $t_big" | bc -l)" = 1 ] && faster=$((faster + 1))
+		ratios="$ratios $(ratio "$t_id" "$t_big" | tr -d x)"
+	done
+	turns=$(echo "$ratios" | wc -w)
+	row "$n" "provision (s; the shards added since the last row: $((n - have)), in turns of $CHUNK)" "$p_id" "$p_big"
+	row "$n" "provision: the CPU its backend spent (s)" "$c_id" "$c_big"
+	row "$n" "provision: turns each layout was the faster in; the median turn's ratio" \
+		"$faster of $turns" "$((turns - faster)) of $turns" "$(median "$ratios")x"
 	have=$n
 
 	f_id=""
