@@ -59,16 +59,16 @@ for tree in "$@"; do
 	rm -rf "$dir/prov"
 	cp -a "$dir/data" "$dir/prov"
 	printf "max_locks_per_transaction = 4096\nshardid.epoch = '2026-01-01 00:00:00+00'\n" >>"$dir/prov/postgresql.conf"
-	echo "CREATE DATABASE bigserial_db;" | as_pg "$bin/postgres" --single -D "$dir/prov" postgres >/dev/null
+	echo "CREATE DATABASE bigserial_db;" | as_pg "$bin/postgres" --single -D "$dir/prov" postgres >/dev/null 2>>"$dir/setup.err"
 	{
 		echo "CREATE SCHEMA app_template;"
 		for t in $(seq 1 "$tables"); do
 			echo "CREATE TABLE app_template.t$t (id bigint PRIMARY KEY, user_id bigint NOT NULL, payload text);"
 			echo "CREATE INDEX ON app_template.t$t (user_id);"
 		done
-	} | as_pg "$bin/postgres" --single -D "$dir/prov" postgres >/dev/null
+	} | as_pg "$bin/postgres" --single -D "$dir/prov" postgres >/dev/null 2>>"$dir/setup.err"
 	echo "CREATE PROCEDURE make_shards(first integer, last integer) LANGUAGE plpgsql AS \$\$ DECLARE s integer; t integer; sch text; BEGIN FOR s IN first..last LOOP sch := 'shard_' || lpad(s::text, 4, '0'); EXECUTE format('CREATE SCHEMA %I', sch); FOR t IN 1..$tables LOOP EXECUTE format('CREATE TABLE %I.%I (id bigserial PRIMARY KEY, user_id bigint NOT NULL, payload text)', sch, 't' || t); EXECUTE format('CREATE INDEX ON %I.%I (user_id)', sch, 't' || t); END LOOP; COMMIT; END LOOP; END \$\$;" |
-		as_pg "$bin/postgres" --single -D "$dir/prov" bigserial_db >/dev/null
+		as_pg "$bin/postgres" --single -D "$dir/prov" bigserial_db >/dev/null 2>>"$dir/setup.err"
 	p_id=$(provision postgres "CALL shardid.add_shards('app_template', first_shard => %d, last_shard => %d);" "$PROVISION")
 	p_big=$(provision bigserial_db "CALL make_shards(%d, %d);" "$PROVISION")
 	echo "$tree: provisioning $PROVISION shards of $tables tables after 8: add_shards() $p_id instructions per shard, bigserial $p_big ($(echo "scale=3; $p_id / $p_big" | bc)x)"
