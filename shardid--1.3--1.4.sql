@@ -4951,29 +4951,47 @@ BEGIN
     -- one that got the DEFAULT, found by its name in the copy: the
     -- template's columns may have been dropped or renamed since they were
     -- read, so its place there says nothing.
-    SELECT nsp.nspname INTO sch
-    FROM unnest(made_tables) WITH ORDINALITY t(tab, i)
-    JOIN pg_class c ON c.oid = t.tab
-    JOIN pg_namespace nsp ON nsp.oid = c.relnamespace
-    WHERE NOT coalesce(shardid_internal.id_column_readable(t.tab,
-                           (SELECT a.attnum FROM pg_attribute a
-                            WHERE a.attrelid = t.tab AND a.attname = id_column
-                              AND a.attnum > 0 AND NOT a.attisdropped)), false)
-    ORDER BY t.i LIMIT 1;
-    IF FOUND THEN
+    -- Every schema of such a copy is searched, in the order made: the
+    -- search of one may refuse nothing (its column no longer has the
+    -- DEFAULT), and the next must still be searched.
+    FOR sch IN
+        SELECT nsp.nspname
+        FROM unnest(made_tables) WITH ORDINALITY t(tab, i)
+        JOIN pg_class c ON c.oid = t.tab
+        JOIN pg_namespace nsp ON nsp.oid = c.relnamespace
+        WHERE NOT coalesce(shardid_internal.id_column_readable(t.tab,
+                               (SELECT a.attnum FROM pg_attribute a
+                                WHERE a.attrelid = t.tab AND a.attname = id_column
+                                  AND a.attnum > 0 AND NOT a.attisdropped)), false)
+        GROUP BY nsp.nspname ORDER BY min(t.i) LOOP
         PERFORM shardid_internal.check_id_columns(sch);
-    END IF;
+    END LOOP;
 
     -- The schemas made here, registered in one statement (a call of
     -- register_shard() each cost a third of a millisecond a shard): what
     -- it checks was checked for every shard above, before anything was
     -- made, and its search of each schema for unreadable id columns was
     -- the reading of the copies and the template above.  A registration
-    -- whose schema was dropped gives way; one whose schema exists is kept
-    -- (refused above, it can only be another session's since), and the
-    -- INSERT then fails on the registry's keys.  A shard registered to
-    -- the very schema made again keeps its row, as register_shard() does.
+    -- whose schema was dropped gives way; one whose schema exists is kept.
+    -- A registration that the checks above refused, made since (by
+    -- another session, by an event trigger), is refused by
+    -- register_shard() itself, with its words, for the first such shard
+    -- in the order given.  A shard registered to the very schema made
+    -- again keeps its row, as register_shard() does.
     IF cardinality(made_shards) > 0 THEN
+        SELECT u.s INTO s
+        FROM unnest(made_shards) WITH ORDINALITY u(s, i)
+        WHERE EXISTS (SELECT FROM shardid.shard_registry r
+                      WHERE r.shard = u.s
+                        AND r.schema_name <> prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0')
+                        AND to_regnamespace(quote_ident(r.schema_name)) IS NOT NULL)
+           OR EXISTS (SELECT FROM shardid.shard_registry r
+                      WHERE r.schema_name = prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0')
+                        AND r.shard <> u.s)
+        ORDER BY u.i LIMIT 1;
+        IF FOUND THEN
+            PERFORM shardid.register_shard(s, (prefix || lpad(s::text, greatest(digits, length(s::text)), '0'))::name);
+        END IF;
         DELETE FROM shardid.shard_registry r
         WHERE r.shard = ANY (made_shards)
           AND to_regnamespace(quote_ident(r.schema_name)) IS NULL;

@@ -226,6 +226,64 @@ CALL shardid.add_shards('app_template', '{99}', use_sequence => true);
 SELECT to_regnamespace('shard_0099') IS NULL AS nothing_made;
 SELECT shardid.unregister_shard(s) FROM generate_series(96, 99) s;
 DROP SCHEMA shard_0096, shard_0097, shard_0098, held_elsewhere CASCADE;
+-- A registration that the checks refused, made between them and the
+-- registration of the batch (here by an event trigger, as another session
+-- could), is refused with register_shard()'s words, naming the shard
+CREATE SCHEMA et_template;
+CREATE TABLE et_template.a (id bigint PRIMARY KEY, v text);
+CREATE SCHEMA et_other;
+CREATE FUNCTION et_register() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP
+        IF r.object_identity = 'et_8101' THEN
+            PERFORM shardid.register_shard(8109, 'et_8101');
+        ELSIF r.object_identity = 'et_8102' THEN
+            PERFORM shardid.register_shard(8102, 'et_other');
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER et_register ON ddl_command_end WHEN TAG IN ('CREATE SCHEMA')
+    EXECUTE FUNCTION et_register();
+CALL shardid.add_shards('et_template', '{8100, 8101}', prefix => 'et_', in_batches => false, use_sequence => true);
+CALL shardid.add_shards('et_template', '{8100, 8102}', prefix => 'et_', in_batches => false, use_sequence => true);
+CALL shardid.add_shards('et_template', '{8100, 8102}', prefix => 'et_', use_sequence => true);
+DROP EVENT TRIGGER et_register;
+SELECT shard, schema_name FROM shardid.shard_registry WHERE shard BETWEEN 8100 AND 8109 ORDER BY shard;
+SELECT shardid.unregister_shard(8100);
+DROP SCHEMA et_8100 CASCADE;
+-- Each copy's id column is read once the batch is made: an index dropped
+-- since its copy was made (here by an event trigger) is refused, and every
+-- schema with a copy that cannot be read is searched, even after one whose
+-- search refuses nothing (its column lost the next_id() DEFAULT too)
+CREATE FUNCTION et_break() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP
+        IF r.command_tag = 'CREATE TABLE' AND r.object_identity = 'et_8104.a' THEN
+            ALTER TABLE et_8103.a DROP CONSTRAINT a_pkey;
+        ELSIF r.command_tag = 'ALTER TABLE' AND r.object_identity IN ('et_8105.a', 'et_8106.a')
+              AND EXISTS (SELECT FROM pg_constraint c WHERE c.conrelid = r.objid AND c.contype = 'p')
+              AND EXISTS (SELECT FROM pg_attrdef d WHERE d.adrelid = r.objid) THEN
+            EXECUTE format('ALTER TABLE %s DROP CONSTRAINT a_pkey', r.object_identity);
+            IF r.object_identity = 'et_8105.a' THEN
+                ALTER TABLE et_8105.a ALTER COLUMN id DROP DEFAULT;
+            END IF;
+        END IF;
+    END LOOP;
+END
+$$;
+CREATE EVENT TRIGGER et_break ON ddl_command_end WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE')
+    EXECUTE FUNCTION et_break();
+CALL shardid.add_shards('et_template', '{8103, 8104}', prefix => 'et_', in_batches => false, use_sequence => false);
+CALL shardid.add_shards('et_template', '{8105, 8106}', prefix => 'et_', in_batches => false, use_sequence => false);
+DROP EVENT TRIGGER et_break;
+SELECT count(*) AS registered, count(n.oid) AS schemas
+FROM shardid.shard_registry r FULL JOIN pg_namespace n ON n.nspname = r.schema_name
+WHERE r.shard BETWEEN 8100 AND 8109 OR n.nspname LIKE 'et\_81%';
+DROP FUNCTION et_register(), et_break();
+DROP SCHEMA et_template, et_other CASCADE;
 INSERT INTO shardid.shard_registry VALUES (8192, 'x', '2026-01-01 00:00:00+00', 'someone');
 
 -- sequence names: <table>_<column>_seq cut to 63 bytes on a character
