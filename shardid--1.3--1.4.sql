@@ -5063,6 +5063,64 @@ COMMENT ON FUNCTION shardid_internal.warn_claimed_elsewhere(integer[]) IS
 'private: a WARNING for each DEFAULT outside the schemas of registered shards that makes ids of one of the given shards (add_shards() asks for the shards it registered)';
 
 
+CREATE OR REPLACE FUNCTION create_shards(template name,
+                              shards integer[],
+                              prefix text DEFAULT 'shard_',
+                              digits integer DEFAULT 4,
+                              id_column name DEFAULT 'id',
+                              use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    new_shards integer[];
+BEGIN
+    PERFORM shardid_internal.warn_deprecated('create_shards');
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered, as add_shards() says it)
+    new_shards := ARRAY(SELECT u.s FROM unnest(create_shards.shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.shard = u.s));
+    RETURN QUERY SELECT * FROM shardid_internal.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence);
+    IF cardinality(new_shards) > 0 THEN
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, in_batches => false), with a row per table: shard, schema, table and what was done';
+
+
+CREATE OR REPLACE FUNCTION create_local_shards(template name,
+                                    shards integer[],
+                                    prefix text DEFAULT 'shard_',
+                                    digits integer DEFAULT 4,
+                                    id_column name DEFAULT 'id',
+                                    use_sequence boolean DEFAULT NULL)
+RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
+AS $$
+DECLARE
+    new_shards integer[];
+BEGIN
+    PERFORM shardid_internal.warn_deprecated('create_local_shards');
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered, as add_shards() says it)
+    new_shards := ARRAY(SELECT u.s FROM unnest(create_local_shards.shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.shard = u.s));
+    RETURN QUERY SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits, id_column, use_sequence);
+    IF cardinality(new_shards) > 0 THEN
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp;
+
+COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
+'deprecated (1.3): CALL add_shards(template, shards, distribute => false, in_batches => false), with a row per table (which, with Citus schema-based sharding on, makes plain schemas where this makes tenant schemas whose tables stay local)';
+
+
 CREATE OR REPLACE PROCEDURE add_shards(template name,
                             shards integer[] DEFAULT NULL,
                             first_shard integer DEFAULT NULL,

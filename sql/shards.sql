@@ -226,6 +226,16 @@ CALL shardid.add_shards('app_template', '{99}', use_sequence => true);
 SELECT to_regnamespace('shard_0099') IS NULL AS nothing_made;
 SELECT shardid.unregister_shard(s) FROM generate_series(96, 99) s;
 DROP SCHEMA shard_0096, shard_0097, shard_0098, held_elsewhere CASCADE;
+-- create_shards() and create_local_shards() warn of a DEFAULT outside the
+-- shard schemas that makes ids of a shard they register, as add_shards()
+-- does (they said nothing, and the doctor then reported it)
+CREATE SCHEMA claims;
+CREATE TABLE claims.a (id bigint DEFAULT shardid.next_id(94));
+CREATE TABLE claims.b (id bigint DEFAULT shardid.next_id(95));
+SELECT count(*) FROM shardid.create_shards('app_template', '{94}', use_sequence => true);
+SELECT count(*) FROM shardid.create_local_shards('app_template', '{95}', use_sequence => true);
+SELECT shardid.unregister_shard(s) FROM generate_series(94, 95) s;
+DROP SCHEMA shard_0094, shard_0095, claims CASCADE;
 -- A registration that the checks refused, made between them and the
 -- registration of the batch (here by an event trigger, as another session
 -- could), is refused with register_shard()'s words, naming the shard

@@ -3523,10 +3523,21 @@ CREATE FUNCTION create_shards(template name,
                               use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT shardid_internal.warn_deprecated('create_shards');
-SELECT shardid_internal.warn_sequence_free(use_sequence);
-SELECT * FROM shardid_internal.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence)
-$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+DECLARE
+    new_shards integer[];
+BEGIN
+    PERFORM shardid_internal.warn_deprecated('create_shards');
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered, as add_shards() says it)
+    new_shards := ARRAY(SELECT u.s FROM unnest(create_shards.shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.shard = u.s));
+    RETURN QUERY SELECT * FROM shardid_internal.make_shards(template, shards, NULL, prefix, digits, id_column, use_sequence);
+    IF cardinality(new_shards) > 0 THEN
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_shards(name, integer[], text, integer, name, boolean) IS
@@ -3540,10 +3551,21 @@ CREATE FUNCTION create_local_shards(template name,
                                     use_sequence boolean DEFAULT NULL)
 RETURNS TABLE (shard integer, schema_name name, table_name name, action text)
 AS $$
-SELECT shardid_internal.warn_deprecated('create_local_shards');
-SELECT shardid_internal.warn_sequence_free(use_sequence);
-SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits, id_column, use_sequence)
-$$ LANGUAGE sql VOLATILE PARALLEL UNSAFE
+DECLARE
+    new_shards integer[];
+BEGIN
+    PERFORM shardid_internal.warn_deprecated('create_local_shards');
+    PERFORM shardid_internal.warn_sequence_free(use_sequence);
+    -- the shards this call registers, whose ids a DEFAULT elsewhere may
+    -- make already (said once they are registered, as add_shards() says it)
+    new_shards := ARRAY(SELECT u.s FROM unnest(create_local_shards.shards) u(s)
+                        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry g WHERE g.shard = u.s));
+    RETURN QUERY SELECT * FROM shardid_internal.make_local_shards(template, shards, prefix, digits, id_column, use_sequence);
+    IF cardinality(new_shards) > 0 THEN
+        PERFORM shardid_internal.warn_claimed_elsewhere(new_shards);
+    END IF;
+END
+$$ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION create_local_shards(name, integer[], text, integer, name, boolean) IS
