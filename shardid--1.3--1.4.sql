@@ -4790,6 +4790,7 @@ BEGIN
             -- fails if another session made it meanwhile
             EXECUTE format('CREATE SCHEMA %I', sch);
             made_schemas := made_schemas || sch;
+            made_shards := made_shards || s;    -- the shard of each, side by side
         END IF;
     END LOOP;
 
@@ -4931,7 +4932,6 @@ BEGIN
                 PERFORM shardid_internal.check_table_id_columns(tab_oids);
                 tmpl_read := true;
             END IF;
-            made_shards := made_shards || s;
             CONTINUE;
         END IF;
 
@@ -4981,29 +4981,26 @@ BEGIN
     -- in the order given.  A shard registered to the very schema made
     -- again keeps its row, as register_shard() does.
     IF cardinality(made_shards) > 0 THEN
-        SELECT u.s INTO s
-        FROM unnest(made_shards) WITH ORDINALITY u(s, i)
-        CROSS JOIN LATERAL (SELECT prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0')) n(sch)
+        SELECT u.s, u.sch INTO s, sch
+        FROM unnest(made_shards, made_schemas) WITH ORDINALITY u(s, sch, i)
         WHERE (SELECT true FROM shardid.shard_registry r
-               WHERE r.shard = u.s AND r.schema_name <> n.sch
+               WHERE r.shard = u.s AND r.schema_name <> u.sch
                  AND to_regnamespace(quote_ident(r.schema_name)) IS NOT NULL
                LIMIT 1)
            OR (SELECT true FROM shardid.shard_registry r
-               WHERE r.schema_name = n.sch AND r.shard <> u.s
+               WHERE r.schema_name = u.sch AND r.shard <> u.s
                LIMIT 1)
         ORDER BY u.i LIMIT 1;
         IF FOUND THEN
-            PERFORM shardid.register_shard(s, (prefix || lpad(s::text, greatest(digits, length(s::text)), '0'))::name);
+            PERFORM shardid.register_shard(s, sch);
         END IF;
         DELETE FROM shardid.shard_registry r
         WHERE r.shard = ANY (made_shards)
           AND to_regnamespace(quote_ident(r.schema_name)) IS NULL;
         INSERT INTO shardid.shard_registry (shard, schema_name)
-        SELECT u.s, (prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0'))::name
-        FROM unnest(made_shards) WITH ORDINALITY u(s, i)
-        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry r
-                          WHERE r.shard = u.s
-                            AND r.schema_name = prefix || lpad(u.s::text, greatest(digits, length(u.s::text)), '0'))
+        SELECT u.s, u.sch
+        FROM unnest(made_shards, made_schemas) WITH ORDINALITY u(s, sch, i)
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry r WHERE r.shard = u.s AND r.schema_name = u.sch)
         ORDER BY u.i;
     END IF;
 END
