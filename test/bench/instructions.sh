@@ -16,6 +16,12 @@
 # after 8 shards, beside a procedure making the same schemas with bigserial
 # in a database without shardid, committing after each shard.  Time on a
 # shared machine drifts; these counts do not.
+#
+# ONE_SHARD=K (with PROVISION) also counts K calls of one shard each after
+# the M shards, CALL shardid.add_shards(..., first_shard => s, last_shard
+# => s) beside CALL make_shards(s, s): instructions per call, the first
+# call of the session left out (it compiles and plans what the later ones
+# reuse).
 set -eu
 PG_CONFIG=${PG_CONFIG:-pg_config}
 bin=$("$PG_CONFIG" --bindir)
@@ -34,6 +40,15 @@ provision() {	# instructions per shard of M shards after 8, in DB, by CALL (FIRS
 	n=$(ir_db "$db" "$(printf "$call" 0 7)
 $(printf "$call" 8 $((8 + m - 1)))")
 	echo $(((n - w) / m))
+}
+one_shard() {	# instructions per call of K one-shard calls, after 8 + M shards and one such call, in DB
+	local db=$1 call=$2 m=$3 k=$4 first w n s
+	first=$(printf "$call" 0 $((8 + m - 1)))
+	w=$(ir_db "$db" "$first
+$(printf "$call" $((8 + m)) $((8 + m)))")
+	n=$(ir_db "$db" "$first
+$(for s in $(seq $((8 + m)) $((8 + m + k))); do printf "$call\n" "$s" "$s"; done)")
+	echo $(((n - w) / k))
 }
 ir_db() {	# ir_db DB SQL: instructions of SQL in a single-user backend on a copy of the provisioning cluster
 	rm -rf "$dir/copy"
@@ -72,4 +87,8 @@ for tree in "$@"; do
 	p_id=$(provision postgres "CALL shardid.add_shards('app_template', first_shard => %d, last_shard => %d);" "$PROVISION")
 	p_big=$(provision bigserial_db "CALL make_shards(%d, %d);" "$PROVISION")
 	echo "$tree: provisioning $PROVISION shards of $tables tables after 8: add_shards() $p_id instructions per shard, bigserial $p_big ($(echo "scale=3; $p_id / $p_big" | bc)x)"
+	[ -n "${ONE_SHARD:-}" ] || continue
+	o_id=$(one_shard postgres "CALL shardid.add_shards('app_template', first_shard => %d, last_shard => %d);" "$PROVISION" "$ONE_SHARD")
+	o_big=$(one_shard bigserial_db "CALL make_shards(%d, %d);" "$PROVISION" "$ONE_SHARD")
+	echo "$tree: $ONE_SHARD calls of one shard each after $((8 + PROVISION)) shards: add_shards() $o_id instructions per call, bigserial $o_big ($(echo "scale=3; $o_id / $o_big" | bc)x)"
 done
